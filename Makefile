@@ -1,0 +1,51 @@
+# The README's two commands are `make run` and `make test`; everything else supports them.
+SHELL := /bin/bash
+GO ?= go
+OUT := build/out
+WASM := $(OUT)/filter.wasm
+CONFIG ?= examples/gateway.yaml
+FUZZTIME ?= 5s
+
+.PHONY: all build wasm run test test-unit test-wasm fuzz bench e2e-deps lint clean
+
+all: build
+
+## wasm: build/out/filter.wasm with the standard Go toolchain (stripped reactor module)
+wasm: $(WASM)
+
+$(WASM): $(shell find filter shared -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
+	@mkdir -p $(OUT)
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w' -o $@ ./filter
+
+## build: the wasm module and every command
+build: wasm
+	$(GO) build -o $(OUT)/ ./tokensvc/cmd/... ./wasmtest/cmd/... ./istio/cmd/... 2>/dev/null || $(GO) build -o $(OUT)/ ./tokensvc/cmd/... ./wasmtest/cmd/...
+
+## run: the quick start (local gateway + demo MCP server + OpenID provider on loopback)
+run: wasm
+	bash build/run-quickstart.sh $(CONFIG)
+
+## test: every test (what .ci/run calls)
+test: wasm e2e-deps
+	$(GO) vet ./...
+	GATEWAY_WASM=$(CURDIR)/$(WASM) $(GO) test -count=1 -timeout 30m ./...
+	$(MAKE) fuzz
+
+## e2e-deps: Node packages and Node 22 used by the end-to-end tests (installed from npm)
+e2e-deps:
+	@if [ -f wasmtest/e2e/node/package.json ]; then bash wasmtest/e2e/node/install.sh; fi
+
+## fuzz: a short run of every fuzz target (seed corpora live in testdata/fuzz)
+fuzz:
+	@bash build/fuzz.sh $(FUZZTIME)
+
+## bench: benchmarks whose figures go into BENCHMARKS.md
+bench: wasm
+	GATEWAY_WASM=$(CURDIR)/$(WASM) $(GO) test -run '^$$' -bench . -benchmem ./...
+
+lint:
+	gofmt -l . | (! grep .)
+	$(GO) vet ./...
+
+clean:
+	rm -rf $(OUT)

@@ -1,0 +1,92 @@
+package plugin
+
+import "time"
+
+// Action tells the proxy whether to continue processing a stream or pause it.
+type Action uint32
+
+const (
+	// Continue lets the proxy move on to the next filter.
+	Continue Action = 0
+	// Pause stops iteration until the stream is resumed or answered locally.
+	Pause Action = 1
+)
+
+// LogLevel is a proxy-wasm log level.
+type LogLevel uint32
+
+// Log levels, numbered as in the proxy-wasm ABI.
+const (
+	LogTrace LogLevel = iota
+	LogDebug
+	LogInfo
+	LogWarn
+	LogError
+	LogCritical
+)
+
+// Header is one header field. Pseudo-headers (":path", ":authority", ":method", ":scheme")
+// appear as in Envoy, lower-case names throughout.
+type Header struct {
+	Name, Value string
+}
+
+// CallResponse is the answer to a DispatchHTTPCall. Failed is true when the proxy could not
+// obtain a response at all (reset, timeout, no route): proxy-wasm reports that as zero headers.
+type CallResponse struct {
+	Failed  bool
+	Headers []Header
+	Body    []byte
+}
+
+// RootHost is the proxy as seen by the plugin as a whole (the root context).
+type RootHost interface {
+	// Log writes msg to the proxy's log at level.
+	Log(level LogLevel, msg string)
+	// Now returns the proxy's clock.
+	Now() time.Time
+	// DefineCounter defines (or finds) a counter metric and returns its id.
+	DefineCounter(name string) (uint32, error)
+	// IncrementCounter adds delta to counter id.
+	IncrementCounter(id uint32, delta int64)
+}
+
+// StreamHost is the proxy as seen from one HTTP stream. Every method acts on the stream it
+// was handed to, including from inside a DispatchHTTPCall callback: the ABI layer sets the
+// effective context before invoking it.
+type StreamHost interface {
+	RootHost
+
+	// RequestHeader returns the first value of the request header name (lower-case).
+	RequestHeader(name string) (string, bool)
+	// RequestHeaders returns every request header, pseudo-headers included.
+	RequestHeaders() []Header
+	// SetRequestHeader replaces (or adds) a request header.
+	SetRequestHeader(name, value string)
+	// RemoveRequestHeader removes every value of a request header.
+	RemoveRequestHeader(name string)
+	// RequestBody returns the request body buffered so far (size bytes).
+	RequestBody(size int) []byte
+	// SetResponseHeader replaces (or adds) a response header.
+	SetResponseHeader(name, value string)
+	// Property reads a proxy property such as "request.id" or "source.address".
+	Property(path ...string) ([]byte, bool)
+	// SendLocalResponse answers the stream locally; the upstream is never contacted.
+	SendLocalResponse(status int, headers []Header, body []byte)
+	// ContinueRequest resumes a request stream paused by Pause.
+	ContinueRequest()
+	// DispatchHTTPCall sends an HTTP request to a proxy cluster. headers must hold
+	// ":method", ":path" and ":authority". onResponse runs once, later, in a new callback,
+	// unless the stream has ended first.
+	DispatchHTTPCall(cluster string, headers []Header, body []byte, timeoutMillis uint32, onResponse func(CallResponse)) error
+}
+
+// Stream handles the callbacks of one HTTP stream.
+type Stream interface {
+	OnRequestHeaders(numHeaders int, endOfStream bool) Action
+	OnRequestBody(bodySize int, endOfStream bool) Action
+	OnResponseHeaders(numHeaders int, endOfStream bool) Action
+	OnResponseBody(bodySize int, endOfStream bool) Action
+	// OnDone is called once when the stream ends, however it ends.
+	OnDone()
+}
