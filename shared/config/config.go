@@ -1,0 +1,180 @@
+package config
+
+import (
+	"time"
+)
+
+// Config is the whole gateway configuration.
+type Config struct {
+	// RuntimeFlags holds feature flags; "mcp" must be true for any mcp route.
+	RuntimeFlags map[string]bool `yaml:"runtime_flags"`
+
+	// AuthenticateServiceURL is the public URL of the sign-in host.
+	AuthenticateServiceURL string `yaml:"authenticate_service_url"`
+	// SharedSecret (base64, 32 bytes) seals stored secrets and keys the filter's check calls.
+	SharedSecret string `yaml:"shared_secret"`
+	// CookieSecret (base64, 32 bytes) keys browser cookies and CSRF tokens.
+	CookieSecret string `yaml:"cookie_secret"`
+	// CookieExpiration is the browser session lifetime (default 14h).
+	CookieExpiration Duration `yaml:"cookie_expiration"`
+
+	// Identity provider settings (SPEC "Identity provider settings").
+	IDPProvider         string            `yaml:"idp_provider"`
+	IDPProviderURL      string            `yaml:"idp_provider_url"`
+	IDPClientID         string            `yaml:"idp_client_id"`
+	IDPClientSecret     string            `yaml:"idp_client_secret"`
+	IDPClientSecretFile string            `yaml:"idp_client_secret_file"`
+	IDPScopes           StringList        `yaml:"idp_scopes"`
+	IDPRequestParams    map[string]string `yaml:"idp_request_params"`
+
+	// MCPAllowedClientIDDomains are the domain patterns allowed for URL client IDs.
+	MCPAllowedClientIDDomains []string `yaml:"mcp_allowed_client_id_domains"`
+	// AuthorizeLogFields lists the fields of each authorization log record.
+	AuthorizeLogFields []string `yaml:"authorize_log_fields"`
+
+	// Storage selects the token service's store.
+	Storage Storage `yaml:"storage"`
+	// TokenService holds deployment settings of the token service and the filter's callout.
+	TokenService TokenService `yaml:"token_service"`
+	// Routes are the protected routes.
+	Routes []Route `yaml:"routes"`
+
+	// IDPClientSecretResolved is idp_client_secret or the content of idp_client_secret_file.
+	IDPClientSecretResolved string `yaml:"-"`
+}
+
+// Storage selects a store backend.
+type Storage struct {
+	// Type is sqlite (default), postgres or memory.
+	Type string `yaml:"type"`
+	// Path is the SQLite database file (default gateway.db).
+	Path string `yaml:"path"`
+	// DSN is the PostgreSQL connection string.
+	DSN string `yaml:"dsn"`
+}
+
+// TokenService holds the token service's listeners, token lifetimes and the filter's callout
+// settings. Every field has a default.
+type TokenService struct {
+	// Address is the public listener (gateway paths, routed there by the proxy).
+	Address string `yaml:"address"`
+	// InternalAddress is the internal listener of the check API.
+	InternalAddress string `yaml:"internal_address"`
+	// Cluster is the proxy cluster name the filter's check calls go to.
+	Cluster string `yaml:"cluster"`
+	// Authority is the :authority of check calls.
+	Authority string `yaml:"authority"`
+	// CheckTimeout bounds each check call (default 2s).
+	CheckTimeout Duration `yaml:"check_timeout"`
+	// CheckCacheTTL bounds how long the filter caches a decision bundle (default 30s).
+	CheckCacheTTL Duration `yaml:"check_cache_ttl"`
+	// AccessTokenLifetime is the External Token lifetime (default 1h).
+	AccessTokenLifetime Duration `yaml:"access_token_lifetime"`
+	// RefreshTokenLifetime is the MCP refresh token lifetime (default 720h).
+	RefreshTokenLifetime Duration `yaml:"refresh_token_lifetime"`
+}
+
+// Route is one protected route.
+type Route struct {
+	// Name is the display name (route listing).
+	Name string `yaml:"name"`
+	// From is the public URL: scheme, host, optional port and path prefix.
+	From string `yaml:"from"`
+	// To is the upstream URL.
+	To string `yaml:"to"`
+	// Policy is the route policy in decoded form (see shared/policy).
+	Policy any `yaml:"policy"`
+	// MCP marks the route as an MCP server or an MCP client route.
+	MCP *MCP `yaml:"mcp"`
+}
+
+// MCP is the route-level mcp object: exactly one of Server and Client.
+type MCP struct {
+	Server *MCPServer `yaml:"server"`
+	Client *MCPClient `yaml:"client"`
+}
+
+// MCPServer marks a route as hosting an MCP server.
+type MCPServer struct {
+	UpstreamOAuth2 *UpstreamOAuth2 `yaml:"upstream_oauth2"`
+	// MaxRequestBytes bounds the request body (default 4096).
+	MaxRequestBytes int64 `yaml:"max_request_bytes"`
+}
+
+// MCPClient marks a route as an MCP client route; it has no fields.
+type MCPClient struct{}
+
+// UpstreamOAuth2 configures the upstream OAuth flow of an MCP server route.
+type UpstreamOAuth2 struct {
+	ClientID     string         `yaml:"client_id"`
+	ClientSecret string         `yaml:"client_secret"`
+	Endpoint     OAuth2Endpoint `yaml:"endpoint"`
+	Scopes       []string       `yaml:"scopes"`
+}
+
+// OAuth2Endpoint is an upstream provider's endpoints.
+type OAuth2Endpoint struct {
+	AuthURL  string `yaml:"auth_url"`
+	TokenURL string `yaml:"token_url"`
+	// AuthStyle is header or params; empty means try both, as x/oauth2 does.
+	AuthStyle string `yaml:"auth_style"`
+}
+
+// MCPEnabled reports whether runtime_flags.mcp is set.
+func (c *Config) MCPEnabled() bool { return c.RuntimeFlags["mcp"] }
+
+// Defaults of the settings that have one.
+const (
+	DefaultCookieExpiration     = 14 * time.Hour
+	DefaultAddress              = "127.0.0.1:8480"
+	DefaultInternalAddress      = "127.0.0.1:8481"
+	DefaultCluster              = "gateway-tokensvc"
+	DefaultAuthority            = "gateway-tokensvc"
+	DefaultCheckTimeout         = 2 * time.Second
+	DefaultCheckCacheTTL        = 30 * time.Second
+	DefaultAccessTokenLifetime  = time.Hour
+	DefaultRefreshTokenLifetime = 30 * 24 * time.Hour
+	DefaultSQLitePath           = "gateway.db"
+)
+
+// DefaultIDPScopes are the scopes requested when idp_scopes is not set (SPEC).
+var defaultIDPScopes = []string{"openid", "profile", "email", "offline_access"}
+
+// IDPProviders are the allowed values of idp_provider (SPEC).
+var idpProviders = []string{"apple", "auth0", "azure", "cognito", "github", "gitlab", "google", "hosted", "oidc", "okta", "onelogin", "ping"}
+
+// EffectiveIDPScopes returns idp_scopes, or the defaults for the provider (cognito without
+// offline_access).
+func (c *Config) EffectiveIDPScopes() []string {
+	if len(c.IDPScopes) > 0 {
+		return append([]string(nil), c.IDPScopes...)
+	}
+	out := make([]string, 0, len(defaultIDPScopes))
+	for _, s := range defaultIDPScopes {
+		if c.IDPProvider == "cognito" && s == "offline_access" {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// EffectiveIDPRequestParams returns the sign-in request parameters: the provider defaults of
+// SPEC, replaced by idp_request_params when set (an empty map removes them), merged for apple.
+func (c *Config) EffectiveIDPRequestParams() map[string]string {
+	defaults := map[string]map[string]string{
+		"apple":  {"response_mode": "form_post"},
+		"azure":  {"prompt": "select_account"},
+		"google": {"prompt": "select_account consent"},
+	}[c.IDPProvider]
+	out := map[string]string{}
+	if c.IDPRequestParams == nil || c.IDPProvider == "apple" {
+		for k, v := range defaults {
+			out[k] = v
+		}
+	}
+	for k, v := range c.IDPRequestParams {
+		out[k] = v
+	}
+	return out
+}

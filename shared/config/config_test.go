@@ -1,0 +1,176 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const validBase = `
+runtime_flags: {mcp: true}
+authenticate_service_url: https://auth.example.com
+shared_secret: ZGVtby1vbmx5LXNoYXJlZC1zZWNyZXQtMzItYnl0ZXM=
+cookie_secret: ZGVtby1vbmx5LWNvb2tpZS1zZWNyZXQtMzItYnl0ZXM=
+idp_provider: oidc
+idp_provider_url: https://idp.example.com
+idp_client_id: gw
+idp_client_secret: s3cret
+routes:
+  - from: https://mcp.example.com/mcp
+    to: http://mcp.internal:8080/mcp
+    mcp: {server: {}}
+`
+
+func noEnv(string) (string, bool) { return "", false }
+
+func TestParse_ExampleConfigIsValid(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../examples/gateway.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse(b, noEnv)
+	if err != nil {
+		t.Fatalf("examples/gateway.yaml: %v", err)
+	}
+	if got := c.Routes[0].MCP.Server.MaxRequestBytes; got != 4096 {
+		t.Errorf("default max_request_bytes = %d, want 4096", got)
+	}
+	if c.Routes[1].MCP.Client == nil {
+		t.Error("mcp.client: {} did not mark a client route")
+	}
+}
+
+func TestParse_ErrorsNameTheKey(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, yaml, want string
+	}{
+		{"unknown top-level key", validBase + "bogus: 1\n", "bogus: unknown key"},
+		{"unknown nested key", strings.Replace(validBase, "mcp: {server: {}}", "mcp: {server: {max_bytes: 5}}", 1), "routes[0].mcp.server.max_bytes: unknown key"},
+		{"wrong type", strings.Replace(validBase, "mcp: {server: {}}", "mcp: {server: {max_request_bytes: lots}}", 1), "routes[0].mcp.server.max_request_bytes:"},
+		{"server and client", strings.Replace(validBase, "mcp: {server: {}}", "mcp: {server: {}, client: {}}", 1), "routes[0].mcp: set either server or client, not both"},
+		{"mcp without flag", strings.Replace(validBase, "runtime_flags: {mcp: true}", "runtime_flags: {mcp: false}", 1), "routes[0].mcp: requires runtime_flags.mcp: true"},
+		{"both secrets", validBase + "idp_client_secret_file: /etc/x\n", "idp_client_secret_file: set either"},
+		{"bad provider", strings.Replace(validBase, "idp_provider: oidc", "idp_provider: keycloak", 1), "idp_provider: must be one of"},
+		{"http non-loopback", strings.Replace(validBase, "https://mcp.example.com/mcp", "http://mcp.example.com/mcp", 1), "routes[0].from: plain http is accepted only for loopback"},
+		{"short secret", strings.Replace(validBase, "ZGVtby1vbmx5LXNoYXJlZC1zZWNyZXQtMzItYnl0ZXM=", "c2hvcnQ=", 1), "shared_secret: want base64 of exactly 32 bytes"},
+		{"auth_style", strings.Replace(validBase, "mcp: {server: {}}", "mcp: {server: {upstream_oauth2: {client_id: a, endpoint: {auth_url: 'https://u/a', token_url: 'https://u/t', auth_style: basic}}}}", 1), "routes[0].mcp.server.upstream_oauth2.endpoint.auth_style: must be header or params"},
+		{"domain pattern", validBase + "mcp_allowed_client_id_domains: ['https://x.com']\n", "mcp_allowed_client_id_domains[0]:"},
+		{"duplicate route", validBase + "  - from: https://MCP.example.com:443/mcp/\n    to: http://x\n", "routes[1].from: duplicates routes[0].from"},
+		{"postgres without dsn", validBase + "storage: {type: postgres}\n", "storage.dsn: is required"},
+		{"not yaml", "routes: [\n", "not valid YAML"},
+		{"path traversal in from", strings.Replace(validBase, "https://mcp.example.com/mcp", "https://mcp.example.com/a/../mcp", 1), "routes[0].from: path must be a plain path"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse([]byte(tc.yaml), noEnv)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v\nwant it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParse_EnvironmentOverridesFile(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		"IDP_CLIENT_ID":      "from-env",
+		"IDP_SCOPES":         "openid, email",
+		"IDP_REQUEST_PARAMS": `{"prompt":"login"}`,
+	}
+	c, err := Parse([]byte(validBase), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.IDPClientID != "from-env" {
+		t.Errorf("IDPClientID = %q", c.IDPClientID)
+	}
+	if got := strings.Join(c.EffectiveIDPScopes(), " "); got != "openid email" {
+		t.Errorf("scopes = %q", got)
+	}
+	if c.EffectiveIDPRequestParams()["prompt"] != "login" {
+		t.Errorf("params = %v", c.EffectiveIDPRequestParams())
+	}
+	_, err = Parse([]byte(validBase), func(k string) (string, bool) {
+		if k == "IDP_REQUEST_PARAMS" {
+			return "not json", true
+		}
+		return "", false
+	})
+	if err == nil || !strings.Contains(err.Error(), "IDP_REQUEST_PARAMS") {
+		t.Errorf("bad IDP_REQUEST_PARAMS: err = %v", err)
+	}
+}
+
+func TestIDPDefaults(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		provider string
+		params   map[string]string
+		want     map[string]string
+		scopes   string
+	}{
+		{"google", nil, map[string]string{"prompt": "select_account consent"}, "openid profile email offline_access"},
+		{"azure", nil, map[string]string{"prompt": "select_account"}, "openid profile email offline_access"},
+		{"google", map[string]string{}, map[string]string{}, "openid profile email offline_access"},
+		{"google", map[string]string{"hd": "x.com"}, map[string]string{"hd": "x.com"}, "openid profile email offline_access"},
+		{"apple", map[string]string{"x": "y"}, map[string]string{"response_mode": "form_post", "x": "y"}, "openid profile email offline_access"},
+		{"cognito", nil, map[string]string{}, "openid profile email"},
+	}
+	for _, tc := range cases {
+		c := &Config{IDPProvider: tc.provider, IDPRequestParams: tc.params}
+		got := c.EffectiveIDPRequestParams()
+		if len(got) != len(tc.want) {
+			t.Errorf("%s %v: params = %v, want %v", tc.provider, tc.params, got, tc.want)
+		}
+		for k, v := range tc.want {
+			if got[k] != v {
+				t.Errorf("%s: params[%s] = %q, want %q", tc.provider, k, got[k], v)
+			}
+		}
+		if s := strings.Join(c.EffectiveIDPScopes(), " "); s != tc.scopes {
+			t.Errorf("%s scopes = %q, want %q", tc.provider, s, tc.scopes)
+		}
+	}
+}
+
+func TestParse_SecretFile(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(p, []byte("file-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	y := strings.Replace(validBase, "idp_client_secret: s3cret", "idp_client_secret_file: "+p, 1)
+	c, err := Parse([]byte(y), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.IDPClientSecretResolved != "file-secret" {
+		t.Errorf("resolved secret = %q", c.IDPClientSecretResolved)
+	}
+}
+
+func TestPluginConfig_OrdersRoutesAndDerivesKey(t *testing.T) {
+	t.Parallel()
+	y := validBase + "  - from: https://mcp.example.com/mcp/admin\n    to: http://x\n    mcp: {server: {max_request_bytes: 100}}\n"
+	c, err := Parse([]byte(y), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := c.PluginConfig()
+	if err := pc.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if pc.Routes[0].PathPrefix != "/mcp/admin" || pc.Routes[0].MaxRequestBytes != 100 {
+		t.Errorf("first route = %+v, want the longer prefix first", pc.Routes[0])
+	}
+	if pc.Routes[1].ID != "https://mcp.example.com/mcp" || pc.Routes[1].Kind != "server" {
+		t.Errorf("second route = %+v", pc.Routes[1])
+	}
+	if pc.FilterKey == "" || pc.FilterKey == c.SharedSecret || pc.FilterKey != c.FilterKey() {
+		t.Errorf("filter key %q not derived", pc.FilterKey)
+	}
+}
