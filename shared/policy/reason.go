@@ -1,0 +1,109 @@
+package policy
+
+import "iter"
+
+// Reason names why a criterion pushed a decision one way or the other. Its String form is
+// what the authorization log shows in allow-why-true, allow-why-false and deny-why-false.
+type Reason uint8
+
+// The reasons, in the order in which a [Reasons] set lists them.
+const (
+	ReasonAccept              Reason = iota // "accept"
+	ReasonAuthenticatedUser                 // "authenticated-user"
+	ReasonUserUnauthenticated               // "user-unauthenticated"
+	ReasonDomainOK                          // "domain-ok"
+	ReasonDomainUnauthorized                // "domain-unauthorized"
+	ReasonEmailOK                           // "email-ok"
+	ReasonEmailUnauthorized                 // "email-unauthorized"
+	ReasonUserOK                            // "user-ok"
+	ReasonUserUnauthorized                  // "user-unauthorized"
+	ReasonGroupsOK                          // "groups-ok"
+	ReasonGroupsUnauthorized                // "groups-unauthorized"
+	ReasonClaimOK                           // "claim-ok"
+	ReasonClaimUnauthorized                 // "claim-unauthorized"
+	ReasonMCPToolOK                         // "mcp-tool-ok"
+	ReasonMCPToolUnauthorized               // "mcp-tool-unauthorized"
+	ReasonMCPToolNotAToolCall               // "mcp-tool-not-a-tool-call"
+
+	numReasons
+)
+
+var reasonNames = [numReasons]string{
+	ReasonAccept:              "accept",
+	ReasonAuthenticatedUser:   "authenticated-user",
+	ReasonUserUnauthenticated: "user-unauthenticated",
+	ReasonDomainOK:            "domain-ok",
+	ReasonDomainUnauthorized:  "domain-unauthorized",
+	ReasonEmailOK:             "email-ok",
+	ReasonEmailUnauthorized:   "email-unauthorized",
+	ReasonUserOK:              "user-ok",
+	ReasonUserUnauthorized:    "user-unauthorized",
+	ReasonGroupsOK:            "groups-ok",
+	ReasonGroupsUnauthorized:  "groups-unauthorized",
+	ReasonClaimOK:             "claim-ok",
+	ReasonClaimUnauthorized:   "claim-unauthorized",
+	ReasonMCPToolOK:           "mcp-tool-ok",
+	ReasonMCPToolUnauthorized: "mcp-tool-unauthorized",
+	ReasonMCPToolNotAToolCall: "mcp-tool-not-a-tool-call",
+}
+
+// String returns the reason as the authorization log writes it, or "" for an unknown value.
+func (r Reason) String() string {
+	if r >= numReasons {
+		return ""
+	}
+	return reasonNames[r]
+}
+
+// Reasons is a set of reasons. It is a value: copying it is cheap and allocation-free. Its
+// iteration order is the order of the Reason constants, so it is stable and free of
+// duplicates.
+type Reasons uint32
+
+// Add returns the set with r added. Unknown reasons are ignored.
+func (s Reasons) Add(r Reason) Reasons {
+	if r >= numReasons {
+		return s
+	}
+	return s | 1<<r
+}
+
+// Has reports whether r is in the set.
+func (s Reasons) Has(r Reason) bool { return r < numReasons && s&(1<<r) != 0 }
+
+// Len returns the number of reasons in the set.
+func (s Reasons) Len() int {
+	n := 0
+	for x := s; x != 0; x &= x - 1 {
+		n++
+	}
+	return n
+}
+
+// All yields the reasons of the set in order.
+func (s Reasons) All() iter.Seq[Reason] {
+	return func(yield func(Reason) bool) {
+		for r := Reason(0); r < numReasons; r++ {
+			if s.Has(r) && !yield(r) {
+				return
+			}
+		}
+	}
+}
+
+// AppendStrings appends the names of the set's reasons, in order, to dst and returns the
+// extended slice.
+func (s Reasons) AppendStrings(dst []string) []string {
+	for r := Reason(0); r < numReasons; r++ {
+		if s.Has(r) {
+			dst = append(dst, reasonNames[r])
+		}
+	}
+	return dst
+}
+
+// Strings returns the names of the set's reasons, in order. It returns an empty, non-nil
+// slice for an empty set, so it encodes as a JSON list.
+func (s Reasons) Strings() []string {
+	return s.AppendStrings(make([]string, 0, s.Len()))
+}
