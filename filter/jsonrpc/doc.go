@@ -1,0 +1,28 @@
+// Package jsonrpc extracts what the gateway's policy needs from the body of an MCP POST
+// request: for each JSON-RPC message its kind, method and raw id, and for tools/call the
+// tool name and raw arguments. It also builds the JSON-RPC error bodies the filter answers
+// with. It uses github.com/tidwall/gjson, allocates little, and never panics on input.
+//
+// The parser is strict where leniency could hide a tool call from policy. Whatever the
+// upstream MCP server reads must be what policy saw, so a body is refused when its reading
+// could depend on the JSON decoder:
+//
+//   - invalid JSON, an empty body, nesting deeper than [MaxDepth], a top-level value that is
+//     not an object or an array, an empty batch, a batch element that is not an object;
+//   - a `jsonrpc` member other than "2.0", a `method` that is not a string, an `id` that is
+//     not a string, number or null, `params` that are not an object or array, a message
+//     that is neither a request, a notification nor a response;
+//   - tools/call without an object `params` holding a non-empty string `name`, or with
+//     `arguments` that are neither an object nor null;
+//   - a duplicated member among the ones read (`jsonrpc`, `method`, `params`, `id`,
+//     `result`, `error` and, in tools/call params, `name` and `arguments`): decoders
+//     disagree on which copy wins (gjson takes the first, Go's encoding/json and
+//     JavaScript the last);
+//   - a member whose name differs from one of those only by case, Unicode case folding
+//     included ("METHOD", "paramſ"): Go's encoding/json matches struct fields that way;
+//   - a method or tool name that is not valid UTF-8 or holds U+FFFD: decoders repair broken
+//     text (invalid bytes, lone surrogates in \u escapes) in different ways.
+//
+// Escapes are decoded as every conforming JSON decoder does: "tools\u002fcall" is
+// tools/call.
+package jsonrpc
