@@ -1,0 +1,20 @@
+// Package abi is the filter's proxy-wasm ABI 0.2.1 layer for the standard Go toolchain
+// (GOOS=wasip1, -buildmode=c-shared), written from the proxy-wasm specification without an SDK.
+//
+// It owns:
+//   - the host imports (module "env", //go:wasmimport) and the guest exports
+//     (//go:wasmexport), in the files built only for wasip1;
+//   - the allocator behind proxy_on_memory_allocate, whose buffers stay pinned until the host
+//     call that requested them returns;
+//   - the header-map serialization shared by header, http_call and local-response calls;
+//   - the context table (root contexts, stream contexts, pending http_call ids) and the panic
+//     boundary: a panicking stream is answered with 500 (fail closed) and the VM stays up;
+//   - plugin.RootHost and plugin.StreamHost implemented on top of the host calls.
+//
+// Everything except the import and export shims is plain Go behind the proxyHost interface, so
+// it is tested natively; the shims are tested by running real modules under wazero.
+//
+// Restrictions the package follows, because Envoy's host enforces or needs them: no host call
+// other than proxy_log from init, no goroutines, no sleeping or blocking inside a callback,
+// and no fmt or os in per-request code.
+package abi

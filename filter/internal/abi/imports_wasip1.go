@@ -1,0 +1,263 @@
+//go:build wasip1
+
+package abi
+
+import "unsafe"
+
+// Host imports of proxy-wasm ABI 0.2.1 (module "env"). A string parameter is lowered to the
+// (pointer, length) pair the ABI expects. Out-parameters are pointers to variables the compiler
+// keeps on the heap (these functions have no body, so their pointer arguments escape), which
+// matters: the host writes through them after re-entering proxy_on_memory_allocate, which may
+// grow and move the goroutine stack. Do not mark these //go:noescape.
+
+//go:wasmimport env proxy_log
+func proxyLog(level uint32, msg string) Status
+
+//go:wasmimport env proxy_get_log_level
+func proxyGetLogLevel(ret *uint32) Status
+
+//go:wasmimport env proxy_set_tick_period_milliseconds
+func proxySetTickPeriodMilliseconds(millis uint32) Status
+
+//go:wasmimport env proxy_done
+func proxyDone() Status
+
+//go:wasmimport env proxy_set_effective_context
+func proxySetEffectiveContext(contextID uint32) Status
+
+//go:wasmimport env proxy_get_buffer_bytes
+func proxyGetBufferBytes(t uint32, start, maxSize uint32, retPtr unsafe.Pointer, retLen *uint32) Status
+
+//go:wasmimport env proxy_get_buffer_status
+func proxyGetBufferStatus(t uint32, retLen *uint32, retFlags *uint32) Status
+
+//go:wasmimport env proxy_set_buffer_bytes
+func proxySetBufferBytes(t uint32, start, size uint32, data *byte, dataLen uint32) Status
+
+//go:wasmimport env proxy_get_header_map_pairs
+func proxyGetHeaderMapPairs(m uint32, retPtr unsafe.Pointer, retLen *uint32) Status
+
+//go:wasmimport env proxy_set_header_map_pairs
+func proxySetHeaderMapPairs(m uint32, data *byte, dataLen uint32) Status
+
+//go:wasmimport env proxy_get_header_map_size
+func proxyGetHeaderMapSize(m uint32, retSize *uint32) Status
+
+//go:wasmimport env proxy_get_header_map_value
+func proxyGetHeaderMapValue(m uint32, key string, retPtr unsafe.Pointer, retLen *uint32) Status
+
+//go:wasmimport env proxy_add_header_map_value
+func proxyAddHeaderMapValue(m uint32, key, value string) Status
+
+//go:wasmimport env proxy_replace_header_map_value
+func proxyReplaceHeaderMapValue(m uint32, key, value string) Status
+
+//go:wasmimport env proxy_remove_header_map_value
+func proxyRemoveHeaderMapValue(m uint32, key string) Status
+
+//go:wasmimport env proxy_continue_stream
+func proxyContinueStream(s uint32) Status
+
+//go:wasmimport env proxy_close_stream
+func proxyCloseStream(s uint32) Status
+
+//go:wasmimport env proxy_get_status
+func proxyGetStatus(retCode *uint32, retPtr unsafe.Pointer, retLen *uint32) Status
+
+//go:wasmimport env proxy_send_local_response
+func proxySendLocalResponse(status uint32, details string, body *byte, bodyLen uint32, headers *byte, headersLen uint32, grpcStatus int32) Status
+
+//go:wasmimport env proxy_http_call
+func proxyHTTPCall(cluster string, headers *byte, headersLen uint32, body *byte, bodyLen uint32, trailers *byte, trailersLen uint32, timeoutMillis uint32, retCallID *uint32) Status
+
+//go:wasmimport env proxy_get_shared_data
+func proxyGetSharedData(key string, retPtr unsafe.Pointer, retLen *uint32, retCAS *uint32) Status
+
+//go:wasmimport env proxy_set_shared_data
+func proxySetSharedData(key string, value *byte, valueLen uint32, cas uint32) Status
+
+//go:wasmimport env proxy_define_metric
+func proxyDefineMetric(t uint32, name string, retID *uint32) Status
+
+//go:wasmimport env proxy_increment_metric
+func proxyIncrementMetric(id uint32, delta int64) Status
+
+//go:wasmimport env proxy_record_metric
+func proxyRecordMetric(id uint32, value uint64) Status
+
+//go:wasmimport env proxy_get_metric
+func proxyGetMetric(id uint32, retValue *uint64) Status
+
+//go:wasmimport env proxy_get_property
+func proxyGetProperty(path *byte, pathLen uint32, retPtr unsafe.Pointer, retLen *uint32) Status
+
+//go:wasmimport env proxy_set_property
+func proxySetProperty(path *byte, pathLen uint32, value *byte, valueLen uint32) Status
+
+// wasmHost implements proxyHost with the imports above.
+type wasmHost struct {
+	pins *pinSet
+}
+
+// received turns a (pointer, length) pair the host wrote into a slice of the pinned buffer it
+// points at, then unpins every buffer of the finished host call.
+func (w wasmHost) received(st Status, p *byte, n uint32) ([]byte, Status) {
+	b, ok := w.pins.slice(p, n)
+	w.pins.release()
+	if st != StatusOK {
+		return nil, st
+	}
+	if !ok {
+		return nil, StatusInvalidMemoryAccess
+	}
+	return b, StatusOK
+}
+
+func bytesArg(b []byte) (*byte, uint32) { return unsafe.SliceData(b), uint32(len(b)) }
+
+func (wasmHost) log(level uint32, msg string) Status { return proxyLog(level, msg) }
+
+func (wasmHost) getLogLevel() (uint32, Status) {
+	var l uint32
+	st := proxyGetLogLevel(&l)
+	return l, st
+}
+
+func (wasmHost) setTickPeriod(millis uint32) Status { return proxySetTickPeriodMilliseconds(millis) }
+
+func (wasmHost) done() Status { return proxyDone() }
+
+func (wasmHost) setEffectiveContext(id uint32) Status { return proxySetEffectiveContext(id) }
+
+func (w wasmHost) getBufferBytes(t BufferType, start, maxSize uint32) ([]byte, Status) {
+	var p *byte
+	var n uint32
+	st := proxyGetBufferBytes(uint32(t), start, maxSize, unsafe.Pointer(&p), &n)
+	return w.received(st, p, n)
+}
+
+func (wasmHost) getBufferStatus(t BufferType) (uint32, Status) {
+	var n, flags uint32
+	st := proxyGetBufferStatus(uint32(t), &n, &flags)
+	return n, st
+}
+
+func (wasmHost) setBufferBytes(t BufferType, start, size uint32, data []byte) Status {
+	p, n := bytesArg(data)
+	return proxySetBufferBytes(uint32(t), start, size, p, n)
+}
+
+func (w wasmHost) getHeaderMapPairs(m MapType) ([]byte, Status) {
+	var p *byte
+	var n uint32
+	st := proxyGetHeaderMapPairs(uint32(m), unsafe.Pointer(&p), &n)
+	return w.received(st, p, n)
+}
+
+func (wasmHost) setHeaderMapPairs(m MapType, serialized []byte) Status {
+	p, n := bytesArg(serialized)
+	return proxySetHeaderMapPairs(uint32(m), p, n)
+}
+
+func (wasmHost) getHeaderMapSize(m MapType) (uint32, Status) {
+	var n uint32
+	st := proxyGetHeaderMapSize(uint32(m), &n)
+	return n, st
+}
+
+func (w wasmHost) getHeaderMapValue(m MapType, key string) (string, Status) {
+	var p *byte
+	var n uint32
+	st := proxyGetHeaderMapValue(uint32(m), key, unsafe.Pointer(&p), &n)
+	b, st := w.received(st, p, n)
+	if len(b) == 0 {
+		return "", st
+	}
+	// The buffer belongs to this value alone and is never written again.
+	return unsafe.String(&b[0], len(b)), st
+}
+
+func (wasmHost) addHeaderMapValue(m MapType, key, value string) Status {
+	return proxyAddHeaderMapValue(uint32(m), key, value)
+}
+
+func (wasmHost) replaceHeaderMapValue(m MapType, key, value string) Status {
+	return proxyReplaceHeaderMapValue(uint32(m), key, value)
+}
+
+func (wasmHost) removeHeaderMapValue(m MapType, key string) Status {
+	return proxyRemoveHeaderMapValue(uint32(m), key)
+}
+
+func (wasmHost) continueStream(s StreamType) Status { return proxyContinueStream(uint32(s)) }
+
+func (wasmHost) closeStream(s StreamType) Status { return proxyCloseStream(uint32(s)) }
+
+func (w wasmHost) getStatus() (uint32, []byte, Status) {
+	var code uint32
+	var p *byte
+	var n uint32
+	st := proxyGetStatus(&code, unsafe.Pointer(&p), &n)
+	msg, st := w.received(st, p, n)
+	return code, msg, st
+}
+
+func (wasmHost) sendLocalResponse(status uint32, details string, body, headers []byte, grpcStatus int32) Status {
+	bp, bn := bytesArg(body)
+	hp, hn := bytesArg(headers)
+	return proxySendLocalResponse(status, details, bp, bn, hp, hn, grpcStatus)
+}
+
+func (wasmHost) httpCall(cluster string, headers, body, trailers []byte, timeoutMillis uint32) (uint32, Status) {
+	hp, hn := bytesArg(headers)
+	bp, bn := bytesArg(body)
+	tp, tn := bytesArg(trailers)
+	var id uint32
+	st := proxyHTTPCall(cluster, hp, hn, bp, bn, tp, tn, timeoutMillis, &id)
+	return id, st
+}
+
+func (w wasmHost) getSharedData(key string) ([]byte, uint32, Status) {
+	var p *byte
+	var n, cas uint32
+	st := proxyGetSharedData(key, unsafe.Pointer(&p), &n, &cas)
+	v, st := w.received(st, p, n)
+	return v, cas, st
+}
+
+func (wasmHost) setSharedData(key string, value []byte, cas uint32) Status {
+	p, n := bytesArg(value)
+	return proxySetSharedData(key, p, n, cas)
+}
+
+func (wasmHost) defineMetric(t MetricType, name string) (uint32, Status) {
+	var id uint32
+	st := proxyDefineMetric(uint32(t), name, &id)
+	return id, st
+}
+
+func (wasmHost) incrementMetric(id uint32, delta int64) Status {
+	return proxyIncrementMetric(id, delta)
+}
+
+func (wasmHost) recordMetric(id uint32, value uint64) Status { return proxyRecordMetric(id, value) }
+
+func (wasmHost) getMetric(id uint32) (uint64, Status) {
+	var v uint64
+	st := proxyGetMetric(id, &v)
+	return v, st
+}
+
+func (w wasmHost) getProperty(path []byte) ([]byte, Status) {
+	pp, pn := bytesArg(path)
+	var p *byte
+	var n uint32
+	st := proxyGetProperty(pp, pn, unsafe.Pointer(&p), &n)
+	return w.received(st, p, n)
+}
+
+func (wasmHost) setProperty(path, value []byte) Status {
+	pp, pn := bytesArg(path)
+	vp, vn := bytesArg(value)
+	return proxySetProperty(pp, pn, vp, vn)
+}

@@ -1,0 +1,107 @@
+package abi
+
+import (
+	"encoding/binary"
+	"errors"
+	"strings"
+
+	"github.com/mcpmesh/gateway/filter/plugin"
+)
+
+// ErrMalformedHeaderMap is returned by ParseHeaderMap for bytes that are not a serialized map.
+var ErrMalformedHeaderMap = errors.New("malformed proxy-wasm header map")
+
+// malformedError is the error ParseHeaderMap returns; it matches ErrMalformedHeaderMap.
+type malformedError struct{ reason string }
+
+func malformed(reason string) error { return &malformedError{reason: reason} }
+
+func (e *malformedError) Error() string { return ErrMalformedHeaderMap.Error() + ": " + e.reason }
+
+func (e *malformedError) Is(target error) bool { return target == ErrMalformedHeaderMap }
+
+// AppendHeaderMap appends the proxy-wasm serialization of hs to dst and returns the result:
+// a little-endian u32 pair count N, N (key length, value length) u32 pairs, then every key and
+// value followed by a NUL byte (lengths exclude the NUL).
+func AppendHeaderMap(dst []byte, hs []plugin.Header) []byte {
+	size := 4 + 8*len(hs)
+	for _, h := range hs {
+		size += len(h.Name) + len(h.Value) + 2
+	}
+	if cap(dst)-len(dst) < size {
+		grown := make([]byte, len(dst), len(dst)+size)
+		copy(grown, dst)
+		dst = grown
+	}
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(hs)))
+	for _, h := range hs {
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(h.Name)))
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(h.Value)))
+	}
+	for _, h := range hs {
+		dst = append(dst, h.Name...)
+		dst = append(dst, 0)
+		dst = append(dst, h.Value...)
+		dst = append(dst, 0)
+	}
+	return dst
+}
+
+// ParseHeaderMap decodes a serialized header map (see AppendHeaderMap). An empty input, a
+// single NUL byte and a zero count all mean an empty map. Anything else that is not exactly
+// one well-formed map, with every NUL terminator in place and no trailing bytes, is rejected
+// with ErrMalformedHeaderMap. It never panics, whatever b holds.
+func ParseHeaderMap(b []byte) ([]plugin.Header, error) {
+	if len(b) == 0 || (len(b) == 1 && b[0] == 0) {
+		return nil, nil
+	}
+	if len(b) < 4 {
+		return nil, malformed("shorter than its pair count")
+	}
+	n := uint64(binary.LittleEndian.Uint32(b))
+	total := uint64(len(b))
+	sizesEnd := 4 + 8*n
+	if sizesEnd > total {
+		return nil, malformed("pair count exceeds the data")
+	}
+	if n == 0 {
+		if total != 4 {
+			return nil, malformed("trailing bytes after an empty map")
+		}
+		return nil, nil
+	}
+	// First pass: check every length against the data, so the second pass cannot go out of
+	// bounds and one string conversion can back every header.
+	end := sizesEnd
+	for i := uint64(0); i < n; i++ {
+		off := 4 + 8*i
+		end += uint64(binary.LittleEndian.Uint32(b[off:])) + 1
+		end += uint64(binary.LittleEndian.Uint32(b[off+4:])) + 1
+		if end > total {
+			return nil, malformed("pair lengths exceed the data")
+		}
+	}
+	if end != total {
+		return nil, malformed("trailing bytes after the last pair")
+	}
+	data := string(b[sizesEnd:])
+	hs := make([]plugin.Header, n)
+	pos := 0
+	for i := range hs {
+		off := 4 + 8*i
+		kl := int(binary.LittleEndian.Uint32(b[off:]))
+		vl := int(binary.LittleEndian.Uint32(b[off+4:]))
+		if data[pos+kl] != 0 || data[pos+kl+1+vl] != 0 {
+			return nil, malformed("missing NUL terminator")
+		}
+		hs[i] = plugin.Header{Name: data[pos : pos+kl], Value: data[pos+kl+1 : pos+kl+1+vl]}
+		pos += kl + vl + 2
+	}
+	return hs, nil
+}
+
+// PropertyPath serializes a property path for proxy_get_property: the segments joined by NUL
+// bytes, with no trailing NUL ("request", "path" → "request\x00path").
+func PropertyPath(segments ...string) []byte {
+	return []byte(strings.Join(segments, "\x00"))
+}

@@ -1,0 +1,496 @@
+package abi
+
+import (
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/mcpmesh/gateway/filter/plugin"
+)
+
+// Root is the plugin's root object as the ABI layer drives it; *plugin.Filter implements it.
+// A Root may also implement OnTick() to receive proxy_on_tick (after RootHost.SetTickPeriod).
+type Root interface {
+	// Configure receives the plugin configuration (buffer type 7) in proxy_on_configure.
+	Configure(config []byte) error
+	// NewStream returns the handler of one HTTP stream context.
+	NewStream(h plugin.StreamHost) plugin.Stream
+}
+
+// NewRootFunc creates the plugin root of a new root context.
+type NewRootFunc func(h plugin.RootHost) Root
+
+// Optional interfaces a Root or a plugin.Stream may implement.
+type (
+	ticker                 interface{ OnTick() }
+	requestTrailersHandler interface {
+		OnRequestTrailers(numTrailers int) plugin.Action
+	}
+	responseTrailersHandler interface {
+		OnResponseTrailers(numTrailers int) plugin.Action
+	}
+)
+
+// failClosedBody is the body of the 500 answer to a stream the filter could not handle.
+var failClosedBody = []byte("gateway filter error\n")
+
+var failClosedHeaders = []plugin.Header{{Name: "content-type", Value: "text/plain; charset=utf-8"}}
+
+// rootContext is one plugin (root) context.
+type rootContext struct {
+	id         uint32
+	host       *RootHost
+	root       Root // nil when creating it failed
+	configured bool // the last proxy_on_configure succeeded
+}
+
+// streamContext is one HTTP stream context.
+type streamContext struct {
+	id, rootID uint32
+	host       StreamHost
+	stream     plugin.Stream // nil when creating it failed
+
+	failed          bool // creating or running the plugin failed; it is not called again
+	localReplied    bool // the stream has been answered locally (or reset)
+	responseStarted bool // response headers have gone downstream: no local response possible
+	mutationFailed  bool // the host refused a request-header change: never continue upstream
+	ended           bool // OnDone has run; nothing is delivered any more
+
+	calls []uint32 // pending http_call ids, to forget them when the stream ends
+}
+
+type callKey struct{ root, call uint32 }
+
+type pendingCall struct {
+	stream uint32
+	fn     func(plugin.CallResponse)
+}
+
+// vm is the guest-side state of one wasm VM: its contexts and pending http calls. Every
+// export of the module calls exactly one vm method, and every vm method recovers from panics.
+type vm struct {
+	h       proxyHost
+	now     func() time.Time
+	newRoot NewRootFunc
+
+	roots   map[uint32]*rootContext
+	streams map[uint32]*streamContext
+	// http_call ids are issued per root context, so the key holds both.
+	calls map[callKey]pendingCall
+}
+
+func newVM(h proxyHost, now func() time.Time, newRoot NewRootFunc) *vm {
+	return &vm{
+		h:       h,
+		now:     now,
+		newRoot: newRoot,
+		roots:   make(map[uint32]*rootContext),
+		streams: make(map[uint32]*streamContext),
+		calls:   make(map[callKey]pendingCall),
+	}
+}
+
+func itoa(v uint32) string { return strconv.FormatUint(uint64(v), 10) }
+
+func (v *vm) logf(level plugin.LogLevel, msg string) { v.h.log(uint32(level), msg) }
+
+// panicked logs a recovered panic value at critical level with the stack.
+func (v *vm) panicked(where string, id uint32, r any) {
+	v.logf(plugin.LogCritical, "panic in "+where+" (context "+itoa(id)+"): "+panicString(r)+"\n"+string(debug.Stack()))
+}
+
+// panicString describes a recovered value without fmt; a value whose Error or String method
+// panics itself is described generically.
+func panicString(r any) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = "unprintable panic value"
+		}
+	}()
+	switch x := r.(type) {
+	case error:
+		return x.Error()
+	case string:
+		return x
+	case interface{ String() string }:
+		return x.String()
+	default:
+		return "non-error panic value"
+	}
+}
+
+// contextCreate handles proxy_on_context_create. A parent of 0 makes a root context.
+func (v *vm) contextCreate(id, parent uint32) {
+	defer func() {
+		if r := recover(); r != nil {
+			v.panicked("proxy_on_context_create", id, r)
+			if s := v.streams[id]; s != nil {
+				s.failed = true
+			}
+		}
+	}()
+	if parent == 0 {
+		rc := &rootContext{id: id, host: &RootHost{h: v.h, now: v.now}}
+		v.roots[id] = rc
+		if v.newRoot == nil {
+			v.logf(plugin.LogCritical, "no plugin registered for root context "+itoa(id))
+			return
+		}
+		rc.root = v.newRoot(rc.host)
+		return
+	}
+	s := &streamContext{id: id, rootID: parent}
+	s.host = StreamHost{RootHost: RootHost{h: v.h, now: v.now}, vm: v, s: s}
+	v.streams[id] = s
+	rc := v.roots[parent]
+	switch {
+	case rc == nil:
+		v.logf(plugin.LogCritical, "stream context "+itoa(id)+" has unknown root context "+itoa(parent))
+		s.failed = true
+	case rc.root == nil || !rc.configured:
+		v.logf(plugin.LogCritical, "stream context "+itoa(id)+": plugin is not configured")
+		s.failed = true
+	default:
+		s.stream = rc.root.NewStream(&s.host)
+		if s.stream == nil {
+			v.logf(plugin.LogCritical, "stream context "+itoa(id)+": plugin returned no stream")
+			s.failed = true
+		}
+	}
+}
+
+// vmStart handles proxy_on_vm_start. The VM configuration is not used.
+func (v *vm) vmStart(rootID uint32) bool { return true }
+
+// configure handles proxy_on_configure: it reads the plugin configuration and hands it to
+// the root's Configure. Any failure is logged and returns false, which makes the host reject
+// the plugin; streams of an unconfigured root are refused.
+func (v *vm) configure(rootID uint32, size int32) (ok bool) {
+	rc := v.roots[rootID]
+	defer func() {
+		if r := recover(); r != nil {
+			v.panicked("proxy_on_configure", rootID, r)
+			ok = false
+		}
+		if rc != nil {
+			rc.configured = ok
+		}
+	}()
+	if rc == nil {
+		v.logf(plugin.LogError, "configure: unknown root context "+itoa(rootID))
+		return false
+	}
+	if rc.root == nil {
+		v.logf(plugin.LogError, "configure: root context "+itoa(rootID)+" has no plugin")
+		return false
+	}
+	var config []byte
+	if size > 0 {
+		b, st := v.h.getBufferBytes(BufferPluginConfiguration, 0, uint32(size))
+		if st != StatusOK {
+			v.logf(plugin.LogError, "configure: read plugin configuration: "+st.Error())
+			return false
+		}
+		config = b
+	}
+	if err := rc.root.Configure(config); err != nil {
+		v.logf(plugin.LogError, "configure plugin: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// tick handles proxy_on_tick.
+func (v *vm) tick(rootID uint32) {
+	defer func() {
+		if r := recover(); r != nil {
+			v.panicked("proxy_on_tick", rootID, r)
+		}
+	}()
+	if rc := v.roots[rootID]; rc != nil && rc.root != nil {
+		if t, ok := rc.root.(ticker); ok {
+			t.OnTick()
+		}
+	}
+}
+
+// requestCallback runs a request-side stream callback behind the panic boundary. Anything
+// that goes wrong ends in a 500 answer and Pause: the request never reaches the upstream.
+func (v *vm) requestCallback(id uint32, where string, call func(plugin.Stream) plugin.Action) (act plugin.Action) {
+	s := v.streams[id]
+	defer func() {
+		if r := recover(); r != nil {
+			v.panicked(where, id, r)
+			if s != nil {
+				s.failed = true
+				v.failClosed(s)
+			}
+			act = plugin.Pause
+		}
+	}()
+	if s == nil {
+		v.logf(plugin.LogCritical, where+": unknown stream context "+itoa(id))
+		v.h.sendLocalResponse(500, "", failClosedBody, AppendHeaderMap(nil, failClosedHeaders), grpcStatusNone)
+		return plugin.Pause
+	}
+	if s.ended {
+		return plugin.Pause
+	}
+	if s.failed || s.mutationFailed {
+		v.failClosed(s)
+		return plugin.Pause
+	}
+	if s.localReplied {
+		return plugin.Pause
+	}
+	if call(s.stream) != plugin.Continue || s.localReplied {
+		return plugin.Pause
+	}
+	if s.mutationFailed {
+		v.failClosed(s)
+		return plugin.Pause
+	}
+	return plugin.Continue
+}
+
+// responseCallback runs a response-side stream callback behind the panic boundary. A failed
+// stream's response (usually its own 500) passes untouched.
+func (v *vm) responseCallback(id uint32, where string, headers bool, call func(plugin.Stream) plugin.Action) (act plugin.Action) {
+	s := v.streams[id]
+	defer func() {
+		if r := recover(); r != nil {
+			v.panicked(where, id, r)
+			if s != nil {
+				s.failed = true
+				v.failClosed(s)
+			}
+			act = plugin.Pause
+		}
+	}()
+	if s == nil {
+		v.logf(plugin.LogError, where+": unknown stream context "+itoa(id))
+		return plugin.Continue
+	}
+	if !headers {
+		s.responseStarted = true
+	}
+	if s.ended || s.failed {
+		return plugin.Continue
+	}
+	if call(s.stream) != plugin.Continue {
+		return plugin.Pause
+	}
+	if headers {
+		s.responseStarted = true
+	}
+	return plugin.Continue
+}
+
+func (v *vm) requestHeaders(id uint32, n int32, eos bool) plugin.Action {
+	return v.requestCallback(id, "proxy_on_request_headers", func(s plugin.Stream) plugin.Action {
+		return s.OnRequestHeaders(int(n), eos)
+	})
+}
+
+func (v *vm) requestBody(id uint32, size int32, eos bool) plugin.Action {
+	return v.requestCallback(id, "proxy_on_request_body", func(s plugin.Stream) plugin.Action {
+		return s.OnRequestBody(int(size), eos)
+	})
+}
+
+func (v *vm) requestTrailers(id uint32, n int32) plugin.Action {
+	return v.requestCallback(id, "proxy_on_request_trailers", func(s plugin.Stream) plugin.Action {
+		if t, ok := s.(requestTrailersHandler); ok {
+			return t.OnRequestTrailers(int(n))
+		}
+		return plugin.Continue
+	})
+}
+
+func (v *vm) responseHeaders(id uint32, n int32, eos bool) plugin.Action {
+	return v.responseCallback(id, "proxy_on_response_headers", true, func(s plugin.Stream) plugin.Action {
+		return s.OnResponseHeaders(int(n), eos)
+	})
+}
+
+func (v *vm) responseBody(id uint32, size int32, eos bool) plugin.Action {
+	return v.responseCallback(id, "proxy_on_response_body", false, func(s plugin.Stream) plugin.Action {
+		return s.OnResponseBody(int(size), eos)
+	})
+}
+
+func (v *vm) responseTrailers(id uint32, n int32) plugin.Action {
+	return v.responseCallback(id, "proxy_on_response_trailers", false, func(s plugin.Stream) plugin.Action {
+		if t, ok := s.(responseTrailersHandler); ok {
+			return t.OnResponseTrailers(int(n))
+		}
+		return plugin.Continue
+	})
+}
+
+// failClosed answers s with 500, or resets it when its response has already started.
+func (v *vm) failClosed(s *streamContext) {
+	if s.localReplied || s.ended {
+		return
+	}
+	if s.responseStarted {
+		s.localReplied = true
+		if st := v.h.closeStream(StreamHTTPResponse); st != StatusOK {
+			v.logf(plugin.LogError, "reset stream "+itoa(s.id)+": "+st.Error())
+		}
+		return
+	}
+	v.sendLocalResponse(s, 500, failClosedHeaders, failClosedBody)
+}
+
+// sendLocalResponse answers s locally. If the host refuses, the stream is reset instead.
+func (v *vm) sendLocalResponse(s *streamContext, status int, headers []plugin.Header, body []byte) {
+	if s.ended {
+		return
+	}
+	if status < 100 || status > 599 {
+		status = 500
+	}
+	s.localReplied = true
+	st := v.h.sendLocalResponse(uint32(status), "", body, AppendHeaderMap(nil, headers), grpcStatusNone)
+	if st == StatusOK {
+		return
+	}
+	v.logf(plugin.LogError, "send local response on stream "+itoa(s.id)+": "+st.Error()+"; resetting it")
+	if st := v.h.closeStream(StreamHTTPResponse); st != StatusOK {
+		v.logf(plugin.LogError, "reset stream "+itoa(s.id)+": "+st.Error())
+	}
+}
+
+// addCall records a dispatched http call of stream s.
+func (v *vm) addCall(s *streamContext, callID uint32, fn func(plugin.CallResponse)) {
+	v.calls[callKey{root: s.rootID, call: callID}] = pendingCall{stream: s.id, fn: fn}
+	s.calls = append(s.calls, callID)
+}
+
+// httpCallResponse handles proxy_on_http_call_response. The response is read while the root
+// context is still the effective one (the host attaches it there), then the stream that
+// dispatched the call becomes the effective context and its callback runs. Calls of ended
+// streams are dropped.
+func (v *vm) httpCallResponse(rootID, callID uint32, numHeaders, bodySize, numTrailers int32) {
+	k := callKey{root: rootID, call: callID}
+	c, ok := v.calls[k]
+	if !ok {
+		v.logf(plugin.LogDebug, "http call response for unknown call "+itoa(callID)+" on root context "+itoa(rootID))
+		return
+	}
+	delete(v.calls, k)
+	s := v.streams[c.stream]
+	defer func() {
+		if r := recover(); r != nil {
+			v.panicked("proxy_on_http_call_response", c.stream, r)
+			if s != nil {
+				s.failed = true
+				v.failClosed(s)
+			}
+		}
+	}()
+	if s == nil || s.ended {
+		return
+	}
+	for i, id := range s.calls {
+		if id == callID {
+			s.calls = append(s.calls[:i], s.calls[i+1:]...)
+			break
+		}
+	}
+	if s.failed || c.fn == nil {
+		return
+	}
+	resp := v.readCallResponse(numHeaders, bodySize)
+	if st := v.h.setEffectiveContext(s.id); st != StatusOK {
+		v.logf(plugin.LogWarn, "http call response: set effective context "+itoa(s.id)+": "+st.Error())
+		return
+	}
+	c.fn(resp)
+}
+
+// readCallResponse reads the current http call response; zero headers means the call failed.
+func (v *vm) readCallResponse(numHeaders, bodySize int32) plugin.CallResponse {
+	failed := plugin.CallResponse{Failed: true}
+	if numHeaders <= 0 {
+		return failed
+	}
+	b, st := v.h.getHeaderMapPairs(MapHTTPCallResponseHeaders)
+	if st != StatusOK {
+		v.logf(plugin.LogError, "http call response: read headers: "+st.Error())
+		return failed
+	}
+	hs, err := ParseHeaderMap(b)
+	if err != nil {
+		v.logf(plugin.LogError, "http call response: "+err.Error())
+		return failed
+	}
+	var body []byte
+	if bodySize > 0 {
+		if bodySize > maxAllocation {
+			v.logf(plugin.LogError, "http call response: body of "+itoa(uint32(bodySize))+" bytes is too large")
+			return failed
+		}
+		body, st = v.h.getBufferBytes(BufferHTTPCallResponseBody, 0, uint32(bodySize))
+		if st != StatusOK {
+			v.logf(plugin.LogError, "http call response: read body: "+st.Error())
+			return failed
+		}
+	}
+	return plugin.CallResponse{Headers: hs, Body: body}
+}
+
+// finish ends stream s once: it runs the plugin's OnDone and forgets its pending calls.
+func (v *vm) finish(s *streamContext) {
+	if s.ended {
+		return
+	}
+	s.ended = true
+	for _, id := range s.calls {
+		delete(v.calls, callKey{root: s.rootID, call: id})
+	}
+	s.calls = nil
+	if s.stream != nil {
+		s.stream.OnDone()
+	}
+}
+
+// done handles proxy_on_done. Streams finish at the first of proxy_on_log, proxy_on_done and
+// proxy_on_delete, whatever order the host uses.
+func (v *vm) done(id uint32) bool {
+	v.endStream(id, "proxy_on_done", false)
+	return true
+}
+
+// log handles proxy_on_log.
+func (v *vm) log(id uint32) { v.endStream(id, "proxy_on_log", false) }
+
+// delete handles proxy_on_delete and forgets the context.
+func (v *vm) delete(id uint32) {
+	v.endStream(id, "proxy_on_delete", true)
+	if _, ok := v.roots[id]; ok {
+		delete(v.roots, id)
+		for k := range v.calls {
+			if k.root == id {
+				delete(v.calls, k)
+			}
+		}
+	}
+}
+
+func (v *vm) endStream(id uint32, where string, forget bool) {
+	s := v.streams[id]
+	if s == nil {
+		return
+	}
+	if forget {
+		delete(v.streams, id)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			v.panicked(where, id, r)
+		}
+	}()
+	v.finish(s)
+}
