@@ -19,13 +19,12 @@ type node struct {
 	crit     criterion
 }
 
-// eval returns the node's value and adds to rs the reasons of the criteria that decided it.
-// pos is true when a true value of this node pushes towards allowing the request.
-func (n *node) eval(in *Input, pos bool, rs *Reasons) bool {
+// eval returns the node's value and the reasons of the criteria that decided it. pos is
+// true when a true value of this node pushes towards allowing the request.
+func (n *node) eval(in *Input, pos bool) (bool, Reasons) {
 	if n.op == opCriterion {
 		v, r := n.crit.eval(in, pos)
-		*rs |= Reasons(1) << r
-		return v
+		return v, Reasons(1) << r
 	}
 	childPos := pos
 	if n.op == opNot || n.op == opNor {
@@ -34,8 +33,8 @@ func (n *node) eval(in *Input, pos bool, rs *Reasons) bool {
 	var ofTrue, ofFalse Reasons
 	anyTrue, allTrue := false, true
 	for i := range n.children {
-		var cr Reasons
-		if n.children[i].eval(in, childPos, &cr) {
+		v, cr := n.children[i].eval(in, childPos)
+		if v {
 			anyTrue = true
 			ofTrue |= cr
 		} else {
@@ -50,13 +49,12 @@ func (n *node) eval(in *Input, pos bool, rs *Reasons) bool {
 	default: // opOr, opNor
 		inner = anyTrue
 	}
+	rs := ofFalse
 	if inner {
-		*rs |= ofTrue
-	} else {
-		*rs |= ofFalse
+		rs = ofTrue
 	}
 	if n.op == opNot || n.op == opNor {
-		return !inner
+		return !inner, rs
 	}
-	return inner
+	return inner, rs
 }

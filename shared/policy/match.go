@@ -12,14 +12,23 @@ const (
 	matchNotIn
 )
 
-// matchOpNames maps operator names, as written in a policy, to operators.
-var matchOpNames = map[string]matchOp{
-	"is":          matchIs,
-	"starts_with": matchStartsWith,
-	"ends_with":   matchEndsWith,
-	"contains":    matchContains,
-	"in":          matchIn,
-	"not_in":      matchNotIn,
+// parseMatchOp returns the operator named name in a policy.
+func parseMatchOp(name string) (matchOp, bool) {
+	switch name {
+	case "is":
+		return matchIs, true
+	case "starts_with":
+		return matchStartsWith, true
+	case "ends_with":
+		return matchEndsWith, true
+	case "contains":
+		return matchContains, true
+	case "in":
+		return matchIn, true
+	case "not_in":
+		return matchNotIn, true
+	}
+	return 0, false
 }
 
 // matchTerm is one operator with its operand.

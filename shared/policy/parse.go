@@ -96,9 +96,21 @@ func parseRule(path string, v any) (rule, error) {
 	return r, nil
 }
 
-func isOperator(k string) bool { return k == "and" || k == "or" || k == "not" || k == "nor" }
+func isOperator(k string) bool { _, ok := parseOperatorName(k); return ok }
 
-var operatorKinds = map[string]opKind{"and": opAnd, "or": opOr, "not": opNot, "nor": opNor}
+func parseOperatorName(k string) (opKind, bool) {
+	switch k {
+	case "and":
+		return opAnd, true
+	case "or":
+		return opOr, true
+	case "not":
+		return opNot, true
+	case "nor":
+		return opNor, true
+	}
+	return 0, false
+}
 
 // parseBlock parses a map of operators. An empty map gives nil: a block that never holds.
 func parseBlock(path string, v any, depth int) (*node, error) {
@@ -114,10 +126,11 @@ func parseBlock(path string, v any, depth int) (*node, error) {
 	}
 	block := &node{op: opAnd}
 	for _, k := range sortedKeys(m) {
-		if !isOperator(k) {
+		op, ok := parseOperatorName(k)
+		if !ok {
 			return nil, errorf(path, ErrUnknownKey, "%q (want and, or, not or nor)", k)
 		}
-		child, err := parseOperator(path+"."+k, operatorKinds[k], m[k], depth)
+		child, err := parseOperator(path+"."+k, op, m[k], depth)
 		if err != nil {
 			return nil, err
 		}
@@ -189,7 +202,15 @@ func parseCriterion(path, name string, v any) (criterion, error) {
 		}
 		return criterion{kind: critAuthenticatedUser}, nil
 	case "email", "domain", "user", "mcp_tool":
-		kind := map[string]critKind{"email": critEmail, "domain": critDomain, "user": critUser, "mcp_tool": critMCPTool}[name]
+		kind := critEmail
+		switch name {
+		case "domain":
+			kind = critDomain
+		case "user":
+			kind = critUser
+		case "mcp_tool":
+			kind = critMCPTool
+		}
 		m, err := parseMatcher(path, v, kind == critEmail || kind == critDomain)
 		if err != nil {
 			return criterion{}, err
@@ -258,7 +279,7 @@ func parseMatcher(path string, v any, fold bool) (matcher, error) {
 		return s
 	}
 	for _, k := range sortedKeys(m) {
-		op, ok := matchOpNames[k]
+		op, ok := parseMatchOp(k)
 		if !ok {
 			return matcher{}, errorf(path, ErrUnknownOperator, "%q", k)
 		}

@@ -66,8 +66,7 @@ func (p *Policy) Evaluate(in *Input) Decision {
 		for i := range p.rules {
 			r := &p.rules[i]
 			if r.allow != nil {
-				var rs Reasons
-				if r.allow.eval(in, true, &rs) {
+				if v, rs := r.allow.eval(in, true); v {
 					allowMatched = true
 					allowTrue |= rs
 				} else {
@@ -75,8 +74,7 @@ func (p *Policy) Evaluate(in *Input) Decision {
 				}
 			}
 			if r.deny != nil {
-				var rs Reasons
-				if r.deny.eval(in, false, &rs) {
+				if v, rs := r.deny.eval(in, false); v {
 					denyMatched = true
 					denyTrue |= rs
 				} else {
