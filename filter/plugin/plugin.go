@@ -1,28 +1,71 @@
 package plugin
 
-// Filter is the plugin's root: it holds the parsed configuration and per-VM state.
+import (
+	"errors"
+	"strconv"
+
+	"github.com/mcpmesh/gateway/shared/authlog"
+	"github.com/mcpmesh/gateway/shared/pluginconf"
+	"github.com/mcpmesh/gateway/shared/policy"
+)
+
+// maxCacheEntries bounds the per-VM decision-bundle cache.
+const maxCacheEntries = 10000
+
+// Filter is the plugin's root: the parsed configuration and the per-VM state shared by the
+// streams of one VM (the bundle cache, metric ids, a log buffer). A VM is single-threaded,
+// so none of it needs locking.
 type Filter struct {
-	host RootHost
+	host      RootHost
+	cfg       *pluginconf.Config
+	routes    routeTable
+	cache     *bundleCache
+	logFields []authlog.Field
+	metrics   metrics
+	logBuf    []byte
 }
 
-// New returns a Filter that reports through host.
-func New(host RootHost) *Filter { return &Filter{host: host} }
+// New returns a Filter that reports through host. It serves nothing until Configure succeeds.
+func New(host RootHost) *Filter {
+	return &Filter{host: host, metrics: metrics{host: host}}
+}
 
-// Configure parses the plugin configuration (the JSON subset of the gateway config).
-func (f *Filter) Configure(config []byte) error { return nil }
+// Configure parses the plugin configuration (the JSON subset of the gateway config). On error
+// the previous configuration, if any, stays in force.
+func (f *Filter) Configure(config []byte) error {
+	cfg, err := pluginconf.Parse(config)
+	if err != nil {
+		return err
+	}
+	fields := authlog.DefaultFields()
+	if len(cfg.AuthorizeLogFields) > 0 {
+		if fields, err = authlog.ParseFields(cfg.AuthorizeLogFields); err != nil {
+			return errors.New("plugin configuration: authorize_log_fields: " + err.Error())
+		}
+	}
+	routes := make([]*route, 0, len(cfg.Routes))
+	for i := range cfg.Routes {
+		r := &route{Route: cfg.Routes[i]}
+		if r.Policy != nil {
+			if r.policy, err = policy.Parse(r.Policy); err != nil {
+				return errors.New("plugin configuration: routes[" + strconv.Itoa(i) + "].policy: " + err.Error())
+			}
+		}
+		r.origin = r.Scheme + "://" + r.Host
+		r.resourceMetadata = r.origin + "/.well-known/oauth-protected-resource"
+		if r.PathPrefix != "/" {
+			r.resourceMetadata += r.PathPrefix
+		}
+		routes = append(routes, r)
+	}
+	f.cfg = cfg
+	f.routes = newRouteTable(routes)
+	f.cache = newBundleCache(maxCacheEntries)
+	f.logFields = fields
+	return nil
+}
 
 // NewStream returns the handler of one HTTP stream.
-func (f *Filter) NewStream(h StreamHost) Stream { return &passStream{h: h} }
-
-// passStream lets a request through and logs it. Placeholder until the policy path lands.
-type passStream struct{ h StreamHost }
-
-func (s *passStream) OnRequestHeaders(int, bool) Action {
-	p, _ := s.h.RequestHeader(":path")
-	s.h.Log(LogInfo, "pass "+p)
-	return Continue
+func (f *Filter) NewStream(h StreamHost) Stream {
+	return &stream{f: f, h: h}
 }
-func (s *passStream) OnRequestBody(int, bool) Action     { return Continue }
-func (s *passStream) OnResponseHeaders(int, bool) Action { return Continue }
-func (s *passStream) OnResponseBody(int, bool) Action    { return Continue }
-func (s *passStream) OnDone()                            {}

@@ -1,0 +1,145 @@
+package plugin
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/mcpmesh/gateway/shared/checkapi"
+	"github.com/mcpmesh/gateway/shared/paths"
+	"github.com/mcpmesh/gateway/shared/policy"
+	"github.com/tidwall/gjson"
+)
+
+// maxCheckResponse bounds the check API answer the filter reads.
+const maxCheckResponse = 64 << 10
+
+// callTokenService dispatches the check call for the stream's credential.
+func (s *stream) callTokenService(key cacheKey) error {
+	cfg := s.f.cfg
+	body := make([]byte, 0, 256+len(s.credential))
+	body = append(body, `{"route_id":`...)
+	body = gjson.AppendJSONString(body, s.route.ID)
+	body = append(body, `,"host":`...)
+	body = gjson.AppendJSONString(body, s.route.Host)
+	if s.credKind == credBearer {
+		body = append(body, `,"token":`...)
+	} else {
+		body = append(body, `,"cookie":`...)
+	}
+	body = gjson.AppendJSONString(body, s.credential)
+	if id := s.requestID(); id != "" {
+		body = append(body, `,"request_id":`...)
+		body = gjson.AppendJSONString(body, id)
+	}
+	body = append(body, '}')
+	headers := []Header{
+		{":method", "POST"},
+		{":path", paths.Check},
+		{":authority", cfg.Authority},
+		{"content-type", "application/json"},
+		{checkapi.KeyHeader, cfg.FilterKey},
+	}
+	if id := s.requestID(); id != "" {
+		headers = append(headers, Header{"x-request-id", id})
+	}
+	return s.h.DispatchHTTPCall(cfg.Cluster, headers, body, cfg.CheckTimeoutMillis, func(resp CallResponse) {
+		s.onCheckResponse(key, resp)
+	})
+}
+
+// onCheckResponse turns the token service's answer into a decision, failing closed on
+// anything unexpected.
+func (s *stream) onCheckResponse(key cacheKey, resp CallResponse) {
+	s.pending = false
+	if s.finished || s.done {
+		return
+	}
+	status := -1
+	for _, h := range resp.Headers {
+		if h.Name == ":status" {
+			status, _ = strconv.Atoi(h.Value)
+			break
+		}
+	}
+	if resp.Failed || status < 0 || len(resp.Body) > maxCheckResponse || !gjson.ValidBytes(resp.Body) {
+		s.unavailable("no usable answer from the token service")
+		return
+	}
+	res := gjson.ParseBytes(resp.Body)
+	switch st := res.Get("status").String(); {
+	case status == 200 && st == checkapi.StatusOK:
+		b, err := s.f.bundleFrom(res, s.h.Now())
+		if err != nil {
+			s.unavailable(err.Error())
+			return
+		}
+		s.f.cache.put(key, b, s.h.Now())
+		s.resume(b)
+	case status == 401 && (st == checkapi.StatusInvalidToken || st == checkapi.StatusNoSession):
+		s.f.metrics.inc(metricUnauthenticated)
+		if s.credKind == credBearer {
+			s.replyUnauthorized("invalid_token", "the access token is invalid, expired or not meant for this server")
+		} else {
+			s.replySignIn()
+		}
+	case status == 403 && st == checkapi.StatusUpstreamRequired:
+		s.f.metrics.inc(metricDenied)
+		s.replyUpstreamRequired(res.Get("connect_url").String())
+	default:
+		s.unavailable("token service answered " + strconv.Itoa(status) + " " + st)
+	}
+}
+
+func (s *stream) unavailable(why string) {
+	s.f.metrics.inc(metricUnavailable)
+	s.h.Log(LogError, "mcp-gateway: failing closed: "+why)
+	s.replyError(503, "temporarily_unavailable", "the gateway cannot verify credentials right now")
+}
+
+var errBadBundle = errors.New("malformed decision bundle")
+
+// bundleFrom reads a decision bundle; it expires at the earliest of the credential's expiry
+// and the configured cache TTL.
+func (f *Filter) bundleFrom(res gjson.Result, now time.Time) (*bundle, error) {
+	id := res.Get("identity")
+	sub := id.Get("sub").String()
+	if !id.IsObject() || sub == "" {
+		return nil, errBadBundle
+	}
+	b := &bundle{
+		input: policy.Input{
+			Authenticated: true,
+			User:          sub,
+			Email:         id.Get("email").String(),
+			Name:          id.Get("name").String(),
+		},
+		assertion:     res.Get("assertion").String(),
+		upstreamToken: res.Get("upstream_token").String(),
+		clientToken:   res.Get("client_token").String(),
+	}
+	if b.assertion == "" {
+		return nil, errBadBundle
+	}
+	for _, g := range id.Get("groups").Array() {
+		b.input.Groups = append(b.input.Groups, g.String())
+	}
+	if claims := id.Get("claims"); claims.IsObject() {
+		b.input.Claims = map[string][]string{}
+		claims.ForEach(func(k, v gjson.Result) bool {
+			vals := make([]string, 0, 1)
+			for _, e := range v.Array() {
+				vals = append(vals, e.String())
+			}
+			b.input.Claims[k.String()] = vals
+			return true
+		})
+	}
+	b.expires = now.Add(time.Duration(f.cfg.CacheTTLSeconds) * time.Second)
+	if exp := res.Get("expires_at").Int(); exp > 0 {
+		if t := time.Unix(exp, 0); t.Before(b.expires) {
+			b.expires = t
+		}
+	}
+	return b, nil
+}

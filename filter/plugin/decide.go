@@ -1,0 +1,137 @@
+package plugin
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/mcpmesh/gateway/filter/jsonrpc"
+	"github.com/mcpmesh/gateway/shared/authlog"
+	"github.com/mcpmesh/gateway/shared/checkapi"
+	"github.com/mcpmesh/gateway/shared/pluginconf"
+	"github.com/mcpmesh/gateway/shared/policy"
+)
+
+// apply evaluates the route policy for every message of the request with the identity of b,
+// logs one authorization record per message, and either rewrites the request headers for
+// the upstream (true) or answers 403 (false). A batch is allowed only if every element is.
+func (s *stream) apply(b *bundle) bool {
+	in := b.input
+	denied := -1 // index of the first denied message; len(messages) stands for "the request"
+	if len(s.messages) == 0 {
+		if !s.check(&in, "", "", "") {
+			denied = 0
+		}
+	}
+	for i := range s.messages {
+		m := &s.messages[i]
+		tool, args := "", ""
+		if m.Method == policy.MethodToolsCall {
+			tool, args = m.Tool, m.Arguments
+		}
+		if !s.check(&in, m.Method, tool, args) && denied < 0 {
+			denied = i
+		}
+	}
+	if denied >= 0 {
+		s.f.metrics.inc(metricDenied)
+		s.replyDenied()
+		return false
+	}
+	s.f.metrics.inc(metricAllowed)
+
+	s.h.SetRequestHeader(checkapi.AssertionHeader, b.assertion)
+	switch s.route.Kind {
+	case pluginconf.KindServer:
+		// The External Token never reaches an MCP server: it is replaced by the Internal
+		// Token on upstream_oauth2 routes and removed otherwise.
+		if s.route.UpstreamOAuth2 {
+			if b.upstreamToken == "" {
+				s.replyUpstreamRequired("")
+				return false
+			}
+			s.h.SetRequestHeader("authorization", "Bearer "+b.upstreamToken)
+		} else {
+			s.h.RemoveRequestHeader("authorization")
+		}
+	case pluginconf.KindClient:
+		s.stripSessionCookie()
+		if b.clientToken == "" {
+			s.h.RemoveRequestHeader("authorization")
+		} else {
+			s.h.SetRequestHeader("authorization", "Bearer "+b.clientToken)
+		}
+	default:
+		s.stripSessionCookie()
+	}
+	return true
+}
+
+// check evaluates one message and writes its authorization record.
+func (s *stream) check(in *policy.Input, method, tool, args string) bool {
+	in.MCPMethod, in.MCPTool = method, tool
+	d := s.route.policy.Evaluate(in)
+	rec := authlog.Record{
+		Time:              s.h.Now(),
+		RequestID:         s.requestID(),
+		User:              in.User,
+		Email:             in.Email,
+		Decision:          d,
+		MCPMethod:         method,
+		MCPTool:           tool,
+		MCPToolParameters: args,
+	}
+	f := s.f
+	f.logBuf = authlog.AppendJSON(f.logBuf[:0], &rec, f.logFields)
+	line := f.logBuf
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	f.host.Log(LogInfo, string(line))
+	if !d.Allow {
+		for r := range d.AllowWhyFalse.All() {
+			f.metrics.inc(metricReasonPrefix + strings.ReplaceAll(r.String(), "-", "_"))
+		}
+	}
+	return d.Allow
+}
+
+// replyDenied answers a request refused by policy: a JSON-RPC error that echoes the id of
+// each request message (an array for a batch) and carries the request ID.
+func (s *stream) replyDenied() {
+	rid := s.requestID()
+	if s.route.Kind != pluginconf.KindServer || len(s.messages) == 0 {
+		if s.route.Kind == pluginconf.KindServer {
+			s.replyJSONRPCError(403, jsonrpc.DeniedBody("", "", rid))
+			return
+		}
+		s.replyError(403, "forbidden", "access denied by gateway policy (request id "+rid+")")
+		return
+	}
+	var body []byte
+	if s.batch {
+		body = append(body, '[')
+	}
+	n := 0
+	for i := range s.messages {
+		m := &s.messages[i]
+		if m.Kind != jsonrpc.KindRequest && (s.batch || m.Kind == jsonrpc.KindResponse) {
+			continue
+		}
+		if n > 0 {
+			body = append(body, ',')
+		}
+		msg := jsonrpc.MessageDenied
+		if m.Method == policy.MethodToolsCall {
+			msg = "Forbidden: the gateway policy does not allow the tool " + strconv.Quote(m.Tool)
+		}
+		body = jsonrpc.AppendErrorResponse(body, m.ID, jsonrpc.CodeDenied, msg, rid)
+		n++
+	}
+	if s.batch {
+		body = append(body, ']')
+	}
+	if n == 0 {
+		body = jsonrpc.DeniedBody("", "", rid)
+	}
+	s.replyJSONRPCError(403, body)
+}

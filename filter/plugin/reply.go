@@ -1,0 +1,200 @@
+package plugin
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/mcpmesh/gateway/shared/checkapi"
+	"github.com/mcpmesh/gateway/shared/paths"
+	"github.com/mcpmesh/gateway/shared/pluginconf"
+	"github.com/tidwall/gjson"
+)
+
+// reply answers the stream locally, once.
+func (s *stream) reply(status int, headers []Header, body []byte) {
+	if s.done {
+		return
+	}
+	s.done = true
+	headers = append(headers, Header{"cache-control", "no-store"})
+	if s.origin != "" && s.route != nil && s.route.Kind == pluginconf.KindServer {
+		headers = append(headers, corsResponseHeaders(s.origin)...)
+	}
+	s.h.SendLocalResponse(status, headers, body)
+}
+
+// replyError answers with a small JSON error object.
+func (s *stream) replyError(status int, code, description string) {
+	body := make([]byte, 0, 96+len(description))
+	body = append(body, `{"error":`...)
+	body = gjson.AppendJSONString(body, code)
+	body = append(body, `,"error_description":`...)
+	body = gjson.AppendJSONString(body, description)
+	if id := s.requestID(); id != "" {
+		body = append(body, `,"request_id":`...)
+		body = gjson.AppendJSONString(body, id)
+	}
+	body = append(body, '}')
+	s.reply(status, []Header{{"content-type", "application/json"}}, body)
+}
+
+func (s *stream) replyJSONRPCError(status int, body []byte) {
+	s.reply(status, []Header{{"content-type", "application/json"}}, body)
+}
+
+func (s *stream) replyTooLarge() {
+	s.replyError(413, "request_too_large", "the request body exceeds the route's max_request_bytes")
+}
+
+// replyUnauthorized answers 401 with the RFC 9728 resource metadata URL that MCP clients
+// start their OAuth flow from; errCode is "" when no credential was presented.
+func (s *stream) replyUnauthorized(errCode, description string) {
+	v := `Bearer resource_metadata="` + s.route.resourceMetadata + `"`
+	if errCode != "" {
+		v = `Bearer error="` + errCode + `", error_description="` + description + `", resource_metadata="` + s.route.resourceMetadata + `"`
+	} else {
+		errCode, description = "unauthorized", "an access token is required"
+	}
+	body := make([]byte, 0, 128)
+	body = append(body, `{"error":`...)
+	body = gjson.AppendJSONString(body, errCode)
+	body = append(body, `,"error_description":`...)
+	body = gjson.AppendJSONString(body, description)
+	body = append(body, '}')
+	s.reply(401, []Header{{"www-authenticate", v}, {"content-type", "application/json"}}, body)
+}
+
+// replyUpstreamRequired answers a request on an upstream_oauth2 route whose user has not
+// connected the upstream account yet.
+func (s *stream) replyUpstreamRequired(connectURL string) {
+	body := []byte(`{"error":"upstream_authorization_required","error_description":"connect your upstream account first"`)
+	if connectURL != "" {
+		body = append(body, `,"connect_url":`...)
+		body = gjson.AppendJSONString(body, connectURL)
+	}
+	body = append(body, '}')
+	s.reply(403, []Header{{"content-type", "application/json"}}, body)
+}
+
+// replySignIn sends a browser to sign in and back; other clients get 401.
+func (s *stream) replySignIn() {
+	method, _ := s.h.RequestHeader(":method")
+	accept, _ := s.h.RequestHeader("accept")
+	if (method == "GET" || method == "HEAD") && strings.Contains(accept, "text/html") {
+		path, _ := s.h.RequestHeader(":path")
+		loc := s.route.origin + paths.SignIn + "?return_to=" + url.QueryEscape(path)
+		s.reply(302, []Header{{"location", loc}}, nil)
+		return
+	}
+	s.reply(401, []Header{{"www-authenticate", `Bearer realm="gateway"`}, {"content-type", "application/json"}},
+		[]byte(`{"error":"unauthorized","error_description":"sign in at `+s.route.origin+paths.SignIn+`"}`))
+}
+
+// requestID is the proxy's request ID (x-request-id).
+func (s *stream) requestID() string {
+	if id, ok := s.h.RequestHeader("x-request-id"); ok {
+		return id
+	}
+	if b, ok := s.h.Property("request", "id"); ok {
+		return string(b)
+	}
+	return ""
+}
+
+// stripSessionCookie removes the gateway session cookie from the Cookie header so that no
+// upstream sees (and could replay) it.
+func (s *stream) stripSessionCookie() {
+	raw, ok := s.h.RequestHeader("cookie")
+	if !ok {
+		return
+	}
+	kept := make([]string, 0, 4)
+	for _, part := range strings.Split(raw, ";") {
+		name, _, _ := strings.Cut(strings.TrimSpace(part), "=")
+		if name == checkapi.SessionCookie || strings.TrimSpace(part) == "" {
+			continue
+		}
+		kept = append(kept, strings.TrimSpace(part))
+	}
+	if len(kept) == 0 {
+		s.h.RemoveRequestHeader("cookie")
+	} else {
+		s.h.SetRequestHeader("cookie", strings.Join(kept, "; "))
+	}
+}
+
+// bearerToken extracts an RFC 6750 bearer token from Authorization.
+func bearerToken(h StreamHost) (string, bool) {
+	v, ok := h.RequestHeader("authorization")
+	if !ok {
+		return "", false
+	}
+	return parseBearer(v)
+}
+
+// parseBearer parses "Bearer <token68>" (scheme case-insensitive).
+func parseBearer(v string) (string, bool) {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(v), " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
+		return "", false
+	}
+	tok = strings.TrimLeft(tok, " ")
+	if tok == "" || len(tok) > 4096 {
+		return "", false
+	}
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '=') {
+			return "", false
+		}
+	}
+	return tok, true
+}
+
+// sessionCookie returns the gateway session cookie of the request.
+func sessionCookie(h StreamHost) (string, bool) {
+	raw, ok := h.RequestHeader("cookie")
+	if !ok {
+		return "", false
+	}
+	return parseCookie(raw, checkapi.SessionCookie)
+}
+
+// parseCookie finds cookie name in a Cookie header value.
+func parseCookie(raw, name string) (string, bool) {
+	for _, part := range strings.Split(raw, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if ok && k == name && v != "" && len(v) <= 512 {
+			return strings.Trim(v, `"`), true
+		}
+	}
+	return "", false
+}
+
+// isJSONMediaType reports whether a Content-Type is application/json (parameters allowed).
+func isJSONMediaType(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
+}
+
+// corsPreflightHeaders answers a CORS preflight to an MCP server route. Credentials are
+// bearer tokens, never cookies, so any origin may call it.
+func corsPreflightHeaders(origin string) []Header {
+	return []Header{
+		{"access-control-allow-origin", origin},
+		{"access-control-allow-methods", "GET, POST, DELETE, OPTIONS"},
+		{"access-control-allow-headers", "authorization, content-type, mcp-session-id, mcp-protocol-version, last-event-id"},
+		{"access-control-max-age", "600"},
+		{"vary", "origin"},
+	}
+}
+
+// corsResponseHeaders are added to responses of MCP server routes to a CORS request.
+func corsResponseHeaders(origin string) []Header {
+	return []Header{
+		{"access-control-allow-origin", origin},
+		{"access-control-expose-headers", "mcp-session-id, www-authenticate"},
+		{"vary", "origin"},
+	}
+}
