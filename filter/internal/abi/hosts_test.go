@@ -1,0 +1,164 @@
+package abi
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/mcpmesh/gateway/filter/plugin"
+)
+
+// streamHostOn returns the StreamHost of a fresh stream context 2 of a configured VM.
+func streamHostOn(t *testing.T) (*StreamHost, *fakeHost) {
+	t.Helper()
+	root := &testRoot{}
+	v, h := newTestVM(t, root)
+	v.contextCreate(2, 1)
+	return root.streams[0].h.(*StreamHost), h
+}
+
+func TestStreamHost_HeadersAndBody(t *testing.T) {
+	t.Parallel()
+	sh, h := streamHostOn(t)
+	h.maps[MapHTTPRequestHeaders] = []plugin.Header{{Name: ":path", Value: "/mcp"}, {Name: "authorization", Value: "Bearer te"}}
+	if v, ok := sh.RequestHeader(":path"); !ok || v != "/mcp" {
+		t.Fatalf("RequestHeader(:path) = %q, %v", v, ok)
+	}
+	if _, ok := sh.RequestHeader("x-missing"); ok {
+		t.Fatal("missing header reported present")
+	}
+	if got := sh.RequestHeaders(); len(got) != 2 {
+		t.Fatalf("RequestHeaders = %q", got)
+	}
+	sh.RemoveRequestHeader("authorization")
+	sh.SetRequestHeader("x-gateway-assertion", "jwt")
+	sh.AddRequestHeader("x-multi", "1")
+	want := []plugin.Header{{Name: ":path", Value: "/mcp"}, {Name: "x-gateway-assertion", Value: "jwt"}, {Name: "x-multi", Value: "1"}}
+	if got := h.maps[MapHTTPRequestHeaders]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("request headers = %q, want %q", got, want)
+	}
+	sh.SetResponseHeader("x-resp", "v")
+	if v, _ := h.header(MapHTTPResponseHeaders, "x-resp"); v != "v" {
+		t.Fatal("response header not set")
+	}
+	h.maps[MapHTTPResponseHeaders] = append(h.maps[MapHTTPResponseHeaders], plugin.Header{Name: ":status", Value: "200"})
+	if got := sh.ResponseHeaders(); len(got) != 2 {
+		t.Fatalf("ResponseHeaders = %q", got)
+	}
+	h.buffers[BufferHTTPRequestBody] = []byte(`{"jsonrpc":"2.0"}`)
+	if got := string(sh.RequestBody(8)); got != `{"jsonrp` {
+		t.Fatalf("RequestBody(8) = %q", got)
+	}
+	if got := sh.RequestBody(0); got != nil {
+		t.Fatalf("RequestBody(0) = %q", got)
+	}
+	h.rawMaps[MapHTTPRequestHeaders] = []byte{1, 2, 3, 4, 5}
+	if got := sh.RequestHeaders(); got != nil || !h.hasLog(plugin.LogError, "malformed proxy-wasm header map") {
+		t.Fatalf("malformed map: %q, logs %v", got, h.logs)
+	}
+	if sh.ContextID() != 2 {
+		t.Fatalf("ContextID = %d", sh.ContextID())
+	}
+}
+
+func TestStreamHost_PropertyPathIsNULJoined(t *testing.T) {
+	t.Parallel()
+	sh, h := streamHostOn(t)
+	h.props["source\x00address"] = []byte("10.0.0.1:5000")
+	if v, ok := sh.Property("source", "address"); !ok || string(v) != "10.0.0.1:5000" {
+		t.Fatalf("Property = %q, %v", v, ok)
+	}
+	if _, ok := sh.Property("request", "id"); ok {
+		t.Fatal("missing property reported present")
+	}
+}
+
+func TestStreamHost_SendLocalResponseClampsStatus(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ in, want int }{{403, 403}, {99, 500}, {600, 500}, {-1, 500}} {
+		sh, h := streamHostOn(t)
+		sh.SendLocalResponse(tt.in, nil, nil)
+		if len(h.local) != 1 || int(h.local[0].status) != tt.want {
+			t.Errorf("SendLocalResponse(%d): local = %+v, want status %d", tt.in, h.local, tt.want)
+		}
+	}
+}
+
+func TestStreamHost_RefusedLocalResponseResetsStream(t *testing.T) {
+	t.Parallel()
+	sh, h := streamHostOn(t)
+	h.fail["sendLocalResponse"] = StatusBadArgument
+	sh.SendLocalResponse(403, nil, nil)
+	if !reflect.DeepEqual(h.closed, []StreamType{StreamHTTPResponse}) {
+		t.Fatalf("closed = %v, want a reset", h.closed)
+	}
+}
+
+func TestRootHost_MetricsLogAndSharedData(t *testing.T) {
+	t.Parallel()
+	sh, h := streamHostOn(t)
+	id, err := sh.DefineCounter("gateway_requests_total")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.metricTypes[id] != MetricCounter {
+		t.Fatalf("metric type = %d, want counter", h.metricTypes[id])
+	}
+	sh.IncrementCounter(id, 2)
+	sh.IncrementCounter(id, 3)
+	if v, err := sh.Metric(id); err != nil || v != 5 {
+		t.Fatalf("Metric = %d, %v", v, err)
+	}
+	g, _ := sh.DefineMetric(MetricGauge, "gateway_cache_entries")
+	if err := sh.RecordMetric(g, 7); err != nil || h.counters[g] != 7 {
+		t.Fatalf("RecordMetric: %v, %d", err, h.counters[g])
+	}
+	sh.Log(plugin.LogWarn, "hello")
+	if !h.hasLog(plugin.LogWarn, "hello") {
+		t.Fatal("Log did not reach the host")
+	}
+	if sh.LogLevel() != plugin.LogDebug {
+		t.Fatalf("LogLevel = %d", sh.LogLevel())
+	}
+	h.fail["getLogLevel"] = StatusUnimplemented
+	if sh.LogLevel() != plugin.LogInfo {
+		t.Fatal("LogLevel fallback must be info")
+	}
+	if err := sh.SetTickPeriod(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.SetTickPeriod(-time.Second); !errors.Is(err, StatusBadArgument) {
+		t.Fatalf("negative tick period: %v", err)
+	}
+
+	if _, _, err := sh.SharedData("k"); !errors.Is(err, StatusNotFound) {
+		t.Fatalf("SharedData of a missing key: %v", err)
+	}
+	if err := sh.SetSharedData("k", []byte("v1"), 0); err != nil {
+		t.Fatal(err)
+	}
+	v, cas, err := sh.SharedData("k")
+	if err != nil || string(v) != "v1" {
+		t.Fatalf("SharedData = %q, %v", v, err)
+	}
+	if err := sh.SetSharedData("k", []byte("v2"), cas+1); !errors.Is(err, StatusCASMismatch) {
+		t.Fatalf("stale CAS: %v", err)
+	}
+	if err := sh.SetSharedData("k", []byte("v2"), cas); err != nil {
+		t.Fatalf("fresh CAS: %v", err)
+	}
+}
+
+func TestStatus_ErrorNames(t *testing.T) {
+	t.Parallel()
+	if got := StatusCASMismatch.Error(); got != "proxy-wasm status CAS_MISMATCH" {
+		t.Fatalf("Error = %q", got)
+	}
+	if got := Status(99).String(); got != "status 99" {
+		t.Fatalf("String = %q", got)
+	}
+	if StatusOK.err() != nil || StatusEmpty.err() == nil {
+		t.Fatal("err() mapping wrong")
+	}
+}
