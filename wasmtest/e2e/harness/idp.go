@@ -1,0 +1,214 @@
+package harness
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// IdPClient is a client registered statically with the test OpenID provider.
+type IdPClient struct {
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret,omitempty"`
+	// RedirectURIs are compared exactly, except that http://127.0.0.1 and http://[::1]
+	// redirect URIs match any port (RFC 8252 section 7.3), so a gateway whose port is only
+	// known after it starts can register http://127.0.0.1/its/callback/path.
+	RedirectURIs []string `json:"redirect_uris"`
+	// TokenEndpointAuthMethod defaults to client_secret_basic with a secret, none without.
+	TokenEndpointAuthMethod string `json:"token_endpoint_auth_method,omitempty"`
+	// GrantTypes defaults to authorization_code and refresh_token.
+	GrantTypes []string `json:"grant_types,omitempty"`
+}
+
+// IdPUser is a test account of the OpenID provider; its fields are the claims it returns.
+type IdPUser struct {
+	Sub           string   `json:"sub"`
+	Email         string   `json:"email,omitempty"`
+	EmailVerified bool     `json:"email_verified"`
+	Name          string   `json:"name,omitempty"`
+	Groups        []string `json:"groups"`
+}
+
+// Alice is the default test user: the one the provider logs in unless told otherwise.
+var Alice = IdPUser{Sub: "alice", Email: "alice@example.com", EmailVerified: true, Name: "Alice Example", Groups: []string{"engineering"}}
+
+// Bob is a second test user, outside the engineering group.
+var Bob = IdPUser{Sub: "bob", Email: "bob@example.com", EmailVerified: true, Name: "Bob Example", Groups: []string{"sales"}}
+
+// IdPOptions configures StartIdP. The zero value gives one confidential client
+// (ClientID "gateway-e2e", a random secret, redirect URI http://127.0.0.1/oauth2/callback on any
+// port) and the users Alice (who logs in) and Bob.
+type IdPOptions struct {
+	Clients []IdPClient
+	// Users; the first is logged in automatically (see IdP.LoginAs).
+	Users []IdPUser
+	// ConsentForm shows an HTML consent form (buttons action=approve / action=deny) instead
+	// of granting consent automatically.
+	ConsentForm bool
+	// AccessTokenTTL, IDTokenTTL, RefreshTokenTTL default to 1h, 1h, 24h.
+	AccessTokenTTL, IDTokenTTL, RefreshTokenTTL time.Duration
+	// Registration enables open dynamic client registration, and Resources lists the RFC 8707
+	// resource indicator prefixes it issues JWT access tokens for (audience = the resource,
+	// scopes ResourceScope, default "mcp"). Together they let the provider act as an MCP
+	// authorization server in the harness's own tests.
+	Registration  bool
+	Resources     []string
+	ResourceScope string
+}
+
+// DefaultRedirectURI is the redirect URI of the default IdP client.
+const DefaultRedirectURI = "http://127.0.0.1/oauth2/callback"
+
+// IdP is a running test OpenID provider (wasmtest/e2e/node/idp.mjs).
+type IdP struct {
+	// Issuer is http://127.0.0.1:PORT (no trailing slash); discovery is at
+	// Issuer + "/.well-known/openid-configuration".
+	Issuer string
+	// ClientID, ClientSecret and RedirectURIs are those of the first client.
+	ClientID, ClientSecret string
+	RedirectURIs           []string
+	// Clients are all static clients, with generated secrets filled in.
+	Clients []IdPClient
+
+	adminToken string
+	proc       *process
+}
+
+type idpConfig struct {
+	Port            int         `json:"port"`
+	Clients         []IdPClient `json:"clients"`
+	Users           []IdPUser   `json:"users"`
+	ConsentForm     bool        `json:"consentForm"`
+	AccessTokenTTL  int64       `json:"accessTokenTTL,omitempty"`
+	IDTokenTTL      int64       `json:"idTokenTTL,omitempty"`
+	RefreshTokenTTL int64       `json:"refreshTokenTTL,omitempty"`
+	Registration    bool        `json:"registration"`
+	Resources       []string    `json:"resources,omitempty"`
+	ResourceScope   string      `json:"resourceScope,omitempty"`
+	AdminToken      string      `json:"adminToken"`
+}
+
+// StartIdP starts the test OpenID provider on a free 127.0.0.1 port and waits until it
+// serves. It is stopped when the test ends.
+func StartIdP(t testing.TB, opts IdPOptions) *IdP {
+	t.Helper()
+	node := Node22Bin(t)
+	script := nodeScript(t, "idp.mjs")
+	clients := append([]IdPClient(nil), opts.Clients...)
+	if len(clients) == 0 {
+		clients = []IdPClient{{ClientID: "gateway-e2e", ClientSecret: rand.Text(), RedirectURIs: []string{DefaultRedirectURI}}}
+	}
+	users := opts.Users
+	if len(users) == 0 {
+		users = []IdPUser{Alice, Bob}
+	}
+	for i := range users {
+		if users[i].Groups == nil {
+			users[i].Groups = []string{}
+		}
+	}
+	cfg := idpConfig{
+		Clients:         clients,
+		Users:           users,
+		ConsentForm:     opts.ConsentForm,
+		AccessTokenTTL:  int64(opts.AccessTokenTTL / time.Second),
+		IDTokenTTL:      int64(opts.IDTokenTTL / time.Second),
+		RefreshTokenTTL: int64(opts.RefreshTokenTTL / time.Second),
+		Registration:    opts.Registration,
+		Resources:       opts.Resources,
+		ResourceScope:   opts.ResourceScope,
+		AdminToken:      rand.Text(),
+	}
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatalf("harness: encode IdP config: %v", err)
+	}
+	cmd := exec.Command(node, script)
+	cmd.Dir = NodeDir(t)
+	// The config holds client secrets: pass it in the environment, not on the command line.
+	cmd.Env = childEnv("IDP_CONFIG=" + string(raw))
+	p, issuer := startProcess(t, "idp", cmd, func(line string) (string, bool) {
+		v, ok := strings.CutPrefix(line, "READY ")
+		return strings.TrimSpace(v), ok
+	}, 30*time.Second)
+	if _, err := url.Parse(issuer); err != nil || !strings.HasPrefix(issuer, "http://127.0.0.1:") {
+		t.Fatalf("harness: IdP printed a bad issuer %q", issuer)
+	}
+	return &IdP{
+		Issuer:       issuer,
+		ClientID:     clients[0].ClientID,
+		ClientSecret: clients[0].ClientSecret,
+		RedirectURIs: clients[0].RedirectURIs,
+		Clients:      clients,
+		adminToken:   cfg.AdminToken,
+		proc:         p,
+	}
+}
+
+// Disable disables the account sub and revokes its grants: its refresh tokens are refused
+// with invalid_grant and new logins as sub end with access_denied.
+func (p *IdP) Disable(t testing.TB, sub string) {
+	t.Helper()
+	p.hook(t, "disable", sub)
+}
+
+// Enable re-enables a disabled account (revoked grants stay revoked).
+func (p *IdP) Enable(t testing.TB, sub string) {
+	t.Helper()
+	p.hook(t, "enable", sub)
+}
+
+// Revoke revokes every grant of sub (its refresh tokens are refused with invalid_grant) but
+// leaves the account usable.
+func (p *IdP) Revoke(t testing.TB, sub string) {
+	t.Helper()
+	p.hook(t, "revoke", sub)
+}
+
+// LoginAs makes the automatic login pick sub from now on. A browser that already has a session
+// cookie at the provider stays logged in as before: use a new Browser.
+func (p *IdP) LoginAs(t testing.TB, sub string) {
+	t.Helper()
+	p.hook(t, "login-as", sub)
+}
+
+// Output returns what the provider has logged so far.
+func (p *IdP) Output() string {
+	return p.proc.output.String()
+}
+
+func (p *IdP) hook(t testing.TB, op, sub string) {
+	t.Helper()
+	if err := p.callHook(op, sub); err != nil {
+		t.Fatalf("harness: IdP %s %s: %v", op, sub, err)
+	}
+}
+
+func (p *IdP) callHook(op, sub string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	u := p.Issuer + "/test/" + op + "?sub=" + url.QueryEscape(sub)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
+	if err != nil {
+		return fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+p.adminToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("call test hook: %w", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("test hook answered %d: %s", resp.StatusCode, body)
+	}
+	return nil
+}
