@@ -139,17 +139,26 @@ func parseBearer(v string) (string, bool) {
 		return "", false
 	}
 	tok = strings.TrimLeft(tok, " ")
-	if tok == "" || len(tok) > 4096 {
+	if len(tok) > 4096 || !isToken68(tok) {
 		return "", false
 	}
-	for i := 0; i < len(tok); i++ {
-		c := tok[i]
+	return tok, true
+}
+
+// isToken68 reports whether s is a non-empty RFC 7235 token68: the alphabet of every
+// credential the gateway issues.
+func isToken68(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
 			c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '=') {
-			return "", false
+			return false
 		}
 	}
-	return tok, true
+	return true
 }
 
 // sessionCookie returns the gateway session cookie of the request.
@@ -165,8 +174,11 @@ func sessionCookie(h StreamHost) (string, bool) {
 func parseCookie(raw, name string) (string, bool) {
 	for _, part := range strings.Split(raw, ";") {
 		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if ok && k == name && v != "" && len(v) <= 512 {
-			return strings.Trim(v, `"`), true
+		if !ok || k != name {
+			continue
+		}
+		if v = strings.Trim(v, `"`); len(v) <= 512 && isToken68(v) {
+			return v, true
 		}
 	}
 	return "", false

@@ -1,0 +1,85 @@
+package plugin_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpmesh/gateway/filter/plugin"
+	"github.com/mcpmesh/gateway/filter/plugin/plugintest"
+)
+
+// TestScenarios_Native runs the shared behaviour scenarios against the filter's Go logic;
+// wasmtest runs the same scenarios against the compiled module.
+func TestScenarios_Native(t *testing.T) {
+	t.Parallel()
+	for _, s := range plugintest.Scenarios() {
+		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel()
+			nf, err := plugintest.NewNativeFilter()
+			if err != nil {
+				t.Fatal(err)
+			}
+			plugintest.Check(t, s, nf.Run(s.Request))
+		})
+	}
+}
+
+func TestCache_SecondRequestWithSameTokenMakesNoCallout(t *testing.T) {
+	t.Parallel()
+	nf, err := plugintest.NewNativeFilter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := plugintest.Scenarios()
+	var allowed plugintest.Scenario
+	for _, sc := range s {
+		if sc.Name == "AllowedToolIsForwardedWithAssertionAndWithoutTheExternalToken" {
+			allowed = sc
+		}
+	}
+	first := nf.Run(allowed.Request)
+	second := nf.Run(allowed.Request)
+	if first.CheckCalls != 1 || second.CheckCalls != 0 || !second.Forwarded {
+		t.Fatalf("calls %d then %d (forwarded %v), want 1 then 0 and forwarded", first.CheckCalls, second.CheckCalls, second.Forwarded)
+	}
+	// The cache is keyed by route too: the same token on another route calls out again.
+	other := allowed.Request
+	other.Authority = "pitfall.example.com"
+	if r := nf.Run(other); r.CheckCalls != 1 {
+		t.Fatalf("other route: calls = %d, want 1", r.CheckCalls)
+	}
+	// After the TTL the bundle is fetched again.
+	nf.Host.Clock = nf.Host.Clock.Add(31e9)
+	if r := nf.Run(allowed.Request); r.CheckCalls != 1 {
+		t.Fatalf("after TTL: calls = %d, want 1", r.CheckCalls)
+	}
+	if nf.Host.Counters["mcp_gateway_cache_hit"] != 1 {
+		t.Fatalf("cache hits = %d, want 1", nf.Host.Counters["mcp_gateway_cache_hit"])
+	}
+}
+
+func TestConfigure_BadPolicyNamesTheRoute(t *testing.T) {
+	t.Parallel()
+	f := plugin.New(plugintest.NewNativeHost())
+	cfg := strings.Replace(string(plugintest.Config()), `"not_in"`, `"regex"`, 1)
+	err := f.Configure([]byte(cfg))
+	if err == nil || !strings.Contains(err.Error(), "routes[0].policy") || !strings.Contains(err.Error(), "regex") {
+		t.Fatalf("err = %v", err)
+	}
+	if err := f.Configure([]byte(`{`)); err == nil {
+		t.Fatal("malformed JSON accepted")
+	}
+}
+
+func TestMetrics_CountDecisionsAndReasons(t *testing.T) {
+	t.Parallel()
+	nf, _ := plugintest.NewNativeFilter()
+	for _, s := range plugintest.Scenarios() {
+		if s.Name == "DeniedToolGets403JSONRPCErrorEchoingIDAndRequestID" {
+			nf.Run(s.Request)
+		}
+	}
+	if nf.Host.Counters["mcp_gateway_authorize_denied"] != 1 || nf.Host.Counters["mcp_gateway_deny_reason_mcp_tool_unauthorized"] != 1 {
+		t.Fatalf("counters = %v", nf.Host.Counters)
+	}
+}

@@ -1,0 +1,122 @@
+package plugintest
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/mcpmesh/gateway/shared/checkapi"
+)
+
+// Cluster and FilterKey are the token service cluster and key of Config.
+const (
+	Cluster   = "gateway-tokensvc"
+	FilterKey = "test-filter-key"
+	RequestID = "req-7f3a"
+)
+
+// Config is the plugin configuration the scenarios run with.
+func Config() []byte {
+	recommended := map[string]any{
+		"allow": map[string]any{"and": []any{map[string]any{"domain": map[string]any{"is": "example.com"}}}},
+		"deny":  map[string]any{"and": []any{map[string]any{"mcp_tool": map[string]any{"not_in": []any{"echo", "add"}}}}},
+	}
+	authenticated := map[string]any{"allow": map[string]any{"and": []any{map[string]any{"authenticated_user": true}}}}
+	pitfall := map[string]any{"allow": map[string]any{"and": []any{map[string]any{"mcp_tool": map[string]any{"is": "echo"}}}}}
+	cfg := map[string]any{
+		"token_service_cluster":    Cluster,
+		"token_service_authority":  "tokensvc.internal",
+		"filter_key":               FilterKey,
+		"check_timeout_ms":         500,
+		"cache_ttl_s":              30,
+		"authenticate_service_url": "https://auth.example.com",
+		"authorize_log_fields":     []string{"request-id", "user", "email", "allow", "allow-why-true", "allow-why-false", "deny", "deny-why-false", "mcp-method", "mcp-tool", "mcp-tool-parameters"},
+		"routes": []any{
+			route("https://mcp.example.com/mcp", "mcp.example.com", "/mcp", "server", 4096, false, recommended),
+			route("https://tiny.example.com/mcp", "tiny.example.com", "/mcp", "server", 100, false, recommended),
+			route("https://up.example.com/mcp", "up.example.com", "/mcp", "server", 4096, true, authenticated),
+			route("https://pitfall.example.com/mcp", "pitfall.example.com", "/mcp", "server", 4096, false, pitfall),
+			route("https://app.example.com", "app.example.com", "/", "client", 0, false, authenticated),
+		},
+	}
+	b, _ := json.Marshal(cfg)
+	return b
+}
+
+func route(id, host, prefix, kind string, max int, upstream bool, policy any) map[string]any {
+	r := map[string]any{"id": id, "name": host, "scheme": "https", "host": host, "path_prefix": prefix, "kind": kind, "policy": policy}
+	if max > 0 {
+		r["max_request_bytes"] = max
+	}
+	if upstream {
+		r["upstream_oauth2"] = true
+	}
+	return r
+}
+
+// Credentials the fake token service knows.
+const (
+	TokenAlice         = "alice-token"   // alice@example.com, groups engineering
+	TokenBob           = "bob-token"     // bob@other.org
+	TokenInvalid       = "revoked-token" // 401 invalid_token
+	TokenServiceDown   = "down-token"    // the call fails (no answer)
+	TokenGarbage       = "garbage-token" // 200 with a body that is not JSON
+	TokenNoUpstream    = "carol-token"   // valid, but no Internal Token on upstream routes
+	CookieAlice        = "alice-cookie"
+	CookieExpired      = "expired-cookie"
+	InternalToken      = "TI-upstream-secret"
+	ClientExternalTE   = "TE-for-app-backend"
+	AssertionForPrefix = "eyJhbGciOiJFUzI1NiJ9.assertion-for-"
+)
+
+// CheckAnswer is the fake token service's answer to one check call.
+type CheckAnswer struct {
+	// Fail means no answer at all (reset, timeout).
+	Fail   bool
+	Status int
+	Body   string
+}
+
+// AnswerCheck answers a check call as the token service would for the credentials above.
+// It is the single source of truth for both the native and the wasm runs.
+func AnswerCheck(key string, body []byte) CheckAnswer {
+	if key != FilterKey {
+		return CheckAnswer{Status: 401, Body: `{"status":"invalid_key"}`}
+	}
+	var req checkapi.Request
+	if err := json.Unmarshal(body, &req); err != nil {
+		return CheckAnswer{Status: 400, Body: `{"error":"bad request"}`}
+	}
+	ok := func(sub, email string, extra map[string]any) CheckAnswer {
+		resp := map[string]any{
+			"status":     "ok",
+			"identity":   map[string]any{"sub": sub, "email": email, "groups": []string{"engineering"}},
+			"assertion":  AssertionForPrefix + req.Host,
+			"expires_at": 4102444800, // 2100-01-01
+		}
+		for k, v := range extra {
+			resp[k] = v
+		}
+		b, _ := json.Marshal(resp)
+		return CheckAnswer{Status: 200, Body: string(b)}
+	}
+	upstream := strings.HasPrefix(req.RouteID, "https://up.")
+	switch {
+	case req.Token == TokenAlice && upstream:
+		return ok("alice", "alice@example.com", map[string]any{"upstream_token": InternalToken})
+	case req.Token == TokenAlice:
+		return ok("alice", "alice@example.com", nil)
+	case req.Token == TokenBob:
+		return ok("bob", "bob@other.org", nil)
+	case req.Token == TokenNoUpstream && upstream:
+		return CheckAnswer{Status: 403, Body: `{"status":"upstream_required","identity":{"sub":"carol"},"connect_url":"https://up.example.com/.gateway/mcp/connect?redirect_url="}`}
+	case req.Token == TokenServiceDown:
+		return CheckAnswer{Fail: true}
+	case req.Token == TokenGarbage:
+		return CheckAnswer{Status: 200, Body: `<html>proxy error</html>`}
+	case req.Cookie == CookieAlice:
+		return ok("alice", "alice@example.com", map[string]any{"client_token": ClientExternalTE})
+	case req.Cookie != "":
+		return CheckAnswer{Status: 401, Body: `{"status":"no_session"}`}
+	}
+	return CheckAnswer{Status: 401, Body: `{"status":"invalid_token","error":"invalid_token"}`}
+}

@@ -1,0 +1,195 @@
+package plugintest
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpmesh/gateway/filter/plugin"
+)
+
+// Now is the fixed clock of native runs.
+var Now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// NativeHost is an in-process stand-in for the proxy: one root plus the stream in flight.
+// It answers check calls with AnswerCheck after the callback that made them returns, the
+// way a proxy delivers proxy_on_http_call_response in a later callback.
+type NativeHost struct {
+	Logs     []string
+	Counters map[string]int64
+	names    []string
+	Clock    time.Time
+}
+
+// NewNativeHost returns a host with an empty log.
+func NewNativeHost() *NativeHost {
+	return &NativeHost{Counters: map[string]int64{}, Clock: Now}
+}
+
+// Log records a log line.
+func (h *NativeHost) Log(_ plugin.LogLevel, msg string) { h.Logs = append(h.Logs, msg) }
+
+// Now returns the host clock.
+func (h *NativeHost) Now() time.Time { return h.Clock }
+
+// DefineCounter defines a counter.
+func (h *NativeHost) DefineCounter(name string) (uint32, error) {
+	h.names = append(h.names, name)
+	return uint32(len(h.names) - 1), nil
+}
+
+// IncrementCounter adds to a counter.
+func (h *NativeHost) IncrementCounter(id uint32, delta int64) {
+	if int(id) < len(h.names) {
+		h.Counters[h.names[id]] += delta
+	}
+}
+
+// NativeFilter is a configured plugin.Filter on a NativeHost.
+type NativeFilter struct {
+	Host   *NativeHost
+	Filter *plugin.Filter
+}
+
+// NewNativeFilter configures a filter with Config.
+func NewNativeFilter() (*NativeFilter, error) {
+	h := NewNativeHost()
+	f := plugin.New(h)
+	if err := f.Configure(Config()); err != nil {
+		return nil, err
+	}
+	return &NativeFilter{Host: h, Filter: f}, nil
+}
+
+type call struct {
+	headers []plugin.Header
+	body    []byte
+	cb      func(plugin.CallResponse)
+}
+
+// nativeStream implements plugin.StreamHost for one request.
+type nativeStream struct {
+	*NativeHost
+	headers   []plugin.Header
+	body      []byte
+	reply     *Result
+	continued bool
+	calls     []call
+	nCalls    int
+}
+
+func (s *nativeStream) RequestHeader(name string) (string, bool) {
+	for _, h := range s.headers {
+		if h.Name == name {
+			return h.Value, true
+		}
+	}
+	return "", false
+}
+func (s *nativeStream) RequestHeaders() []plugin.Header { return s.headers }
+func (s *nativeStream) SetRequestHeader(name, value string) {
+	s.RemoveRequestHeader(name)
+	s.headers = append(s.headers, plugin.Header{Name: name, Value: value})
+}
+func (s *nativeStream) RemoveRequestHeader(name string) {
+	kept := s.headers[:0]
+	for _, h := range s.headers {
+		if h.Name != name {
+			kept = append(kept, h)
+		}
+	}
+	s.headers = kept
+}
+func (s *nativeStream) RequestBody(size int) []byte {
+	if size > len(s.body) {
+		size = len(s.body)
+	}
+	return s.body[:size]
+}
+func (s *nativeStream) SetResponseHeader(string, string) {}
+func (s *nativeStream) Property(path ...string) ([]byte, bool) {
+	if strings.Join(path, ".") == "request.id" {
+		return []byte(RequestID), true
+	}
+	return nil, false
+}
+func (s *nativeStream) SendLocalResponse(status int, headers []plugin.Header, body []byte) {
+	if s.reply != nil {
+		panic("plugintest: second local reply on one stream")
+	}
+	r := &Result{Status: status, Body: string(body), ReplyHeaders: map[string]string{}}
+	for _, h := range headers {
+		r.ReplyHeaders[h.Name] = h.Value
+	}
+	s.reply = r
+}
+func (s *nativeStream) ContinueRequest() { s.continued = true }
+func (s *nativeStream) DispatchHTTPCall(cluster string, headers []plugin.Header, body []byte, _ uint32, cb func(plugin.CallResponse)) error {
+	if cluster != Cluster {
+		return errors.New("unknown cluster " + cluster)
+	}
+	s.nCalls++
+	s.calls = append(s.calls, call{headers: headers, body: append([]byte(nil), body...), cb: cb})
+	return nil
+}
+
+// deliver answers the pending check calls.
+func (s *nativeStream) deliver() {
+	for len(s.calls) > 0 {
+		c := s.calls[0]
+		s.calls = s.calls[1:]
+		var key string
+		for _, h := range c.headers {
+			if h.Name == "x-gateway-filter-key" {
+				key = h.Value
+			}
+		}
+		a := AnswerCheck(key, c.body)
+		if a.Fail {
+			c.cb(plugin.CallResponse{Failed: true})
+			continue
+		}
+		c.cb(plugin.CallResponse{Headers: []plugin.Header{{Name: ":status", Value: strconv.Itoa(a.Status)}}, Body: []byte(a.Body)})
+	}
+}
+
+// Run sends one request through the filter.
+func (nf *NativeFilter) Run(req Request) Result {
+	logStart := len(nf.Host.Logs)
+	s := &nativeStream{NativeHost: nf.Host}
+	s.headers = []plugin.Header{{Name: ":method", Value: req.Method}, {Name: ":path", Value: req.Path}, {Name: ":authority", Value: req.Authority}, {Name: ":scheme", Value: "https"}, {Name: "x-request-id", Value: RequestID}}
+	size := 0
+	for _, c := range req.Chunks {
+		size += len(c)
+	}
+	if len(req.Chunks) > 0 && !req.NoContentLength {
+		s.headers = append(s.headers, plugin.Header{Name: "content-length", Value: strconv.Itoa(size)})
+	}
+	for _, h := range req.Headers {
+		s.headers = append(s.headers, plugin.Header{Name: h[0], Value: h[1]})
+	}
+	st := nf.Filter.NewStream(s)
+	action := st.OnRequestHeaders(len(s.headers), len(req.Chunks) == 0)
+	s.deliver()
+	for i, c := range req.Chunks {
+		if s.reply != nil {
+			break
+		}
+		s.body = append(s.body, c...)
+		action = st.OnRequestBody(len(s.body), i == len(req.Chunks)-1)
+		s.deliver()
+	}
+	st.OnDone()
+	res := Result{CheckCalls: s.nCalls, Logs: append([]string(nil), nf.Host.Logs[logStart:]...)}
+	if s.reply != nil {
+		res.Status, res.Body, res.ReplyHeaders = s.reply.Status, s.reply.Body, s.reply.ReplyHeaders
+		return res
+	}
+	res.Forwarded = action == plugin.Continue || s.continued
+	res.Upstream = map[string]string{}
+	for _, h := range s.headers {
+		res.Upstream[h.Name] = h.Value
+	}
+	return res
+}
