@@ -151,7 +151,9 @@ const provider = new Provider(issuer, {
     profile: ['name'],
     groups: ['groups'],
   },
-  scopes: ['openid', 'offline_access', 'profile', 'email', 'groups'],
+  // Resource scopes are listed too, so that registration requests naming them are accepted.
+  scopes: [...new Set(['openid', 'offline_access', 'profile', 'email', 'groups',
+    ...(resourcePrefixes.length ? resourceScope.split(' ').filter(Boolean) : [])])],
   conformIdTokenClaims: false,
   pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' },
   rotateRefreshToken: true,
