@@ -21,7 +21,8 @@
 //   - a member whose name differs from one of those only by case, Unicode case folding
 //     included ("METHOD", "paramſ"): Go's encoding/json matches struct fields that way;
 //   - a method or tool name that is not valid UTF-8 or holds U+FFFD: decoders repair broken
-//     text (invalid bytes, lone surrogates in \u escapes) in different ways.
+//     text (invalid bytes, lone surrogates in \u escapes) in different ways; or that holds
+//     a control character ("search\u0000"), which no legitimate name has.
 //
 // Escapes are decoded as every conforming JSON decoder does: "tools\u002fcall" is
 // tools/call.

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"errors"
 	"strconv"
 	"strings"
@@ -215,9 +216,14 @@ func isObject(v gjson.Result) bool { return v.Type == gjson.JSON && v.Raw[0] == 
 func isArray(v gjson.Result) bool  { return v.Type == gjson.JSON && v.Raw[0] == '[' }
 
 // cleanText reports whether s is valid UTF-8 without U+FFFD, the character decoders
-// substitute for broken text.
+// substitute for broken text, and without control characters.
 func cleanText(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsRune(s, utf8.RuneError)
+	for _, r := range s {
+		if r == utf8.RuneError || r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func parseMessage(v gjson.Result, index int) (Message, error) {
@@ -264,7 +270,7 @@ func parseMessage(v gjson.Result, index int) (Message, error) {
 		return Message{}, invalid(m.ID, "method together with result or error")
 	}
 	if !cleanText(method.Str) {
-		return Message{}, invalid(m.ID, "method is not clean UTF-8")
+		return Message{}, invalid(m.ID, "method is not clean text")
 	}
 	m.Method = method.Str
 	m.Kind = KindNotification
@@ -290,7 +296,7 @@ func parseMessage(v gjson.Result, index int) (Message, error) {
 		return Message{}, invalid(m.ID, "tools/call params.name is not a non-empty string")
 	}
 	if !cleanText(name.Str) {
-		return Message{}, invalid(m.ID, "tools/call params.name is not clean UTF-8")
+		return Message{}, invalid(m.ID, "tools/call params.name is not clean text")
 	}
 	m.Tool = name.Str
 	switch args := p[fArguments]; {
@@ -306,28 +312,39 @@ func parseMessage(v gjson.Result, index int) (Message, error) {
 // It skips string contents; body need not be valid JSON.
 func checkDepth(body []byte, max int) bool {
 	depth := 0
-	inString, escaped := false, false
-	for _, c := range body {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
 		case '"':
-			inString = true
+			// Skip to the closing quote: the next one not escaped by an odd number of
+			// backslashes. Each run of backslashes is counted once, so this is linear.
+			j := i + 1
+			for {
+				k := bytes.IndexByte(body[j:], '"')
+				if k < 0 {
+					return true // unterminated string: not JSON, refused by the validator
+				}
+				j += k
+				n := 0
+				for p := j - 1; p > i && body[p] == '\\'; p-- {
+					n++
+				}
+				if n%2 == 0 {
+					break
+				}
+				j++
+			}
+			i = j
 		case '{', '[':
 			depth++
 			if depth > max {
 				return false
 			}
 		case '}', ']':
+			if depth == 0 {
+				// An unmatched close: not JSON, and the validator stops here before
+				// meeting any deeper nesting further on.
+				return true
+			}
 			depth--
 		}
 	}
