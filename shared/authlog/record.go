@@ -25,10 +25,11 @@ type Record struct {
 	MCPToolParameters string
 }
 
-// AppendJSON appends r as one line of JSON, with the fixed fields and then fields in
-// order, followed by a newline, to dst and returns the extended slice. Strings are escaped
-// so that the line stays one valid JSON object whatever they hold: invalid UTF-8 becomes
-// U+FFFD.
+// AppendJSON appends r as one JSON object, with the fixed fields and then fields in order,
+// to dst and returns the extended slice. No newline is written, none can appear inside:
+// strings are escaped and tool parameters compacted, so the record stays one line and one
+// valid JSON object whatever the request held (invalid UTF-8 becomes U+FFFD). Fields that
+// are not selectable are skipped.
 func AppendJSON(dst []byte, r *Record, fields []Field) []byte {
 	dst = append(dst, `{"level":"`+Level+`","service":"`+Service+`","time":"`...)
 	dst = r.Time.AppendFormat(dst, time.RFC3339Nano)
@@ -65,7 +66,7 @@ func AppendJSON(dst []byte, r *Record, fields []Field) []byte {
 			dst = appendObject(dst, r.MCPToolParameters)
 		}
 	}
-	return append(dst, '}', '\n')
+	return append(dst, '}')
 }
 
 func appendBool(dst []byte, b bool) []byte {
