@@ -75,7 +75,7 @@ func (s *stream) onCheckResponse(key cacheKey, resp CallResponse) {
 			return
 		}
 		s.f.cache.put(key, b, s.h.Now())
-		s.resume(b)
+		s.onBundle(b, true)
 	case status == 401 && (st == checkapi.StatusInvalidToken || st == checkapi.StatusNoSession):
 		s.f.metrics.inc(metricUnauthenticated)
 		if s.credKind == credBearer {

@@ -11,16 +11,14 @@ import (
 	"github.com/mcpmesh/gateway/shared/policy"
 )
 
-// apply evaluates the route policy for every message of the request with the identity of b,
-// logs one authorization record per message, and either rewrites the request headers for
-// the upstream (true) or answers 403 (false). A batch is allowed only if every element is.
-func (s *stream) apply(b *bundle) bool {
-	in := b.input
-	denied := -1 // index of the first denied message; len(messages) stands for "the request"
+// decide evaluates the route policy for every message of the request with the verified
+// identity, logs one authorization record per message, and answers 403 unless all are
+// allowed (a batch is allowed only if every element is).
+func (s *stream) decide() bool {
+	in := s.bundle.input
+	allowed := true
 	if len(s.messages) == 0 {
-		if !s.check(&in, "", "", "") {
-			denied = 0
-		}
+		allowed = s.check(&in, "", "", "")
 	}
 	for i := range s.messages {
 		m := &s.messages[i]
@@ -28,22 +26,26 @@ func (s *stream) apply(b *bundle) bool {
 		if m.Method == policy.MethodToolsCall {
 			tool, args = m.Tool, m.Arguments
 		}
-		if !s.check(&in, m.Method, tool, args) && denied < 0 {
-			denied = i
+		if !s.check(&in, m.Method, tool, args) {
+			allowed = false
 		}
 	}
-	if denied >= 0 {
+	if !allowed {
 		s.f.metrics.inc(metricDenied)
 		s.replyDenied()
 		return false
 	}
 	s.f.metrics.inc(metricAllowed)
+	return true
+}
 
-	s.h.SetRequestHeader(checkapi.AssertionHeader, b.assertion)
+// rewriteHeaders prepares the request headers for the upstream (DESIGN §2.5): the signed
+// assertion; on MCP server routes the External Token never goes on — it is replaced by the
+// Internal Token on upstream_oauth2 routes and removed otherwise; mcp.client backends get the
+// External Token of the browser session; the session cookie is never forwarded.
+func (s *stream) rewriteHeaders(b *bundle) bool {
 	switch s.route.Kind {
 	case pluginconf.KindServer:
-		// The External Token never reaches an MCP server: it is replaced by the Internal
-		// Token on upstream_oauth2 routes and removed otherwise.
 		if s.route.UpstreamOAuth2 {
 			if b.upstreamToken == "" {
 				s.replyUpstreamRequired("")
@@ -63,6 +65,7 @@ func (s *stream) apply(b *bundle) bool {
 	default:
 		s.stripSessionCookie()
 	}
+	s.h.SetRequestHeader(checkapi.AssertionHeader, b.assertion)
 	return true
 }
 

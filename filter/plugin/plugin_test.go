@@ -20,6 +20,10 @@ func TestScenarios_Native(t *testing.T) {
 				t.Fatal(err)
 			}
 			plugintest.Check(t, s, nf.Run(s.Request))
+			nf2, _ := plugintest.NewNativeFilter()
+			t.Run("HeadersStopIteration", func(t *testing.T) {
+				plugintest.Check(t, s, nf2.RunHeadersStopIteration(s.Request))
+			})
 		})
 	}
 }

@@ -15,10 +15,20 @@ const (
 	credCookie byte = 'c'
 )
 
-// stream is the state machine of one HTTP stream:
+// stream is the state machine of one HTTP stream.
 //
-//	headers → (body, buffered up to the route limit) → bundle (cache or callout) → policy
-//	→ rewrite headers and continue, or answer locally.
+// Envoy does not deliver the request body to a wasm filter whose request-headers callback
+// paused, until the filter continues (unless allow_on_headers_stop_iteration is set), so the
+// filter works in two steps that hold in both modes:
+//
+//  1. headers: route, credential and size checks; the decision bundle (cache or callout,
+//     headers paused meanwhile); the upstream request headers are rewritten (assertion,
+//     External Token removed or replaced) and released;
+//  2. body: buffered up to the route limit, parsed at end of stream, and the policy decides:
+//     the body is released, or the stream is answered 403 (the upstream, which may have seen
+//     the headers, never receives the body and the request is reset).
+//
+// Requests without a body are decided in step 1.
 type stream struct {
 	f     *Filter
 	h     StreamHost
@@ -27,12 +37,14 @@ type stream struct {
 	credKind   byte
 	credential string
 	origin     string // Origin of a CORS request to an MCP server route
-	hasBody    bool   // a POST body is being buffered
+	isPOST     bool   // an MCP POST: its body is parsed and decided on
+	bodyDone   bool   // the whole body was read and parsed
 	messages   []jsonrpc.Message
-	batch      bool // the body was a JSON-RPC batch
-	pending    bool // waiting for the token service
-	done       bool // continued or answered: later callbacks pass through
-	finished   bool // OnDone ran
+	batch      bool    // the body was a JSON-RPC batch
+	bundle     *bundle // set once the credential is verified
+	pending    bool    // waiting for the token service
+	done       bool    // continued for good or answered: later callbacks pass through
+	finished   bool    // OnDone ran
 }
 
 func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
@@ -84,38 +96,46 @@ func (s *stream) serverHeaders(endOfStream bool) Action {
 		return Pause
 	}
 	s.credKind, s.credential = credBearer, token
-	if method != "POST" {
-		// GET opens the SSE stream, DELETE ends the session: no body, no tool.
-		return s.authorize()
+	if method == "POST" {
+		if !s.checkPOSTHeaders(endOfStream) {
+			return Pause
+		}
+		s.isPOST = true
 	}
+	// GET opens the SSE stream, DELETE ends the session: no body, no tool.
+	return s.authorize()
+}
+
+// checkPOSTHeaders refuses, before anything is buffered, MCP POSTs whose body the gateway
+// could not read the way the upstream will.
+func (s *stream) checkPOSTHeaders(endOfStream bool) bool {
 	if ce, ok := s.h.RequestHeader("content-encoding"); ok && !strings.EqualFold(strings.TrimSpace(ce), "identity") {
 		s.f.metrics.inc(metricRejected)
 		s.replyError(415, "unsupported_media_type", "encoded request bodies are not accepted")
-		return Pause
+		return false
 	}
 	if ct, _ := s.h.RequestHeader("content-type"); !isJSONMediaType(ct) {
 		s.f.metrics.inc(metricRejected)
 		s.replyError(415, "unsupported_media_type", "MCP requests must be application/json")
-		return Pause
+		return false
 	}
 	if cl, ok := s.h.RequestHeader("content-length"); ok {
 		n, err := strconv.ParseInt(strings.TrimSpace(cl), 10, 64)
 		if err != nil || n < 0 {
 			s.replyError(400, "invalid_request", "invalid Content-Length")
-			return Pause
+			return false
 		}
 		if n > s.route.MaxRequestBytes {
 			s.f.metrics.inc(metricRejected)
 			s.replyTooLarge()
-			return Pause
+			return false
 		}
 	}
 	if endOfStream {
 		s.replyJSONRPCError(400, jsonrpc.ParseErrorBody())
-		return Pause
+		return false
 	}
-	s.hasBody = true
-	return Pause
+	return true
 }
 
 // browserHeaders handles the request headers on an mcp.client or plain route, where the
@@ -135,10 +155,19 @@ func (s *stream) OnRequestBody(bodySize int, endOfStream bool) Action {
 	if s.done {
 		return Continue
 	}
-	if !s.hasBody {
-		// A body on a browser route or after a bodiless method: hold it while the
-		// decision is pending; the proxy buffers it.
-		return Pause
+	if s.route == nil {
+		return Continue
+	}
+	if !s.isPOST {
+		if s.route.Kind == pluginconf.KindServer && bodySize > 0 {
+			s.f.metrics.inc(metricRejected)
+			s.replyError(400, "invalid_request", "only POST requests to an MCP server carry a body")
+			return Pause
+		}
+		if s.pending {
+			return Pause
+		}
+		return Continue
 	}
 	if int64(bodySize) > s.route.MaxRequestBytes {
 		s.f.metrics.inc(metricRejected)
@@ -148,7 +177,6 @@ func (s *stream) OnRequestBody(bodySize int, endOfStream bool) Action {
 	if !endOfStream {
 		return Pause
 	}
-	s.hasBody = false
 	batch, err := jsonrpc.Parse(s.h.RequestBody(bodySize))
 	if err != nil {
 		s.f.metrics.inc(metricRejected)
@@ -164,11 +192,15 @@ func (s *stream) OnRequestBody(bodySize int, endOfStream bool) Action {
 		s.replyJSONRPCError(400, jsonrpc.AppendErrorResponse(nil, id, code, msg, s.requestID()))
 		return Pause
 	}
-	s.messages = batch.Messages
-	if batch.Array {
-		s.batch = true
+	s.messages, s.batch, s.bodyDone = batch.Messages, batch.Array, true
+	if s.bundle == nil {
+		return Pause // the check is still out; onBundle decides
 	}
-	return s.authorize()
+	if s.decide() {
+		s.done = true
+		return Continue
+	}
+	return Pause
 }
 
 func (s *stream) OnResponseHeaders(int, bool) Action {
@@ -187,18 +219,13 @@ func (s *stream) OnDone() {
 	s.credential = ""
 }
 
-// authorize obtains the decision bundle (cache, else callout) and applies it. It returns
-// Continue when the request may go on now, Pause otherwise.
+// authorize obtains the decision bundle, from the cache or by a callout, and goes on with it.
 func (s *stream) authorize() Action {
 	now := s.h.Now()
 	key := makeCacheKey(s.credKind, s.credential, s.route.ID)
 	if b := s.f.cache.get(key, now); b != nil {
 		s.f.metrics.inc(metricCacheHit)
-		if s.apply(b) {
-			s.done = true
-			return Continue
-		}
-		return Pause
+		return s.onBundle(b, false)
 	}
 	s.f.metrics.inc(metricCacheMiss)
 	if err := s.callTokenService(key); err != nil {
@@ -211,10 +238,28 @@ func (s *stream) authorize() Action {
 	return Pause
 }
 
-// resume is called with the bundle obtained by a callout.
-func (s *stream) resume(b *bundle) {
-	if s.apply(b) {
-		s.done = true
+// onBundle goes on once the credential is verified: it rewrites the upstream headers, then
+// decides now (no body to wait for, or the body already read) or releases the headers and
+// waits for the body. resumed says whether the stream is paused and must be continued by a
+// host call rather than by the returned action.
+func (s *stream) onBundle(b *bundle, resumed bool) Action {
+	s.bundle = b
+	if !s.rewriteHeaders(b) {
+		return Pause
+	}
+	if s.isPOST && !s.bodyDone {
+		// Release the headers; the body comes through OnRequestBody.
+		if resumed {
+			s.h.ContinueRequest()
+		}
+		return Continue
+	}
+	if !s.decide() {
+		return Pause
+	}
+	s.done = true
+	if resumed {
 		s.h.ContinueRequest()
 	}
+	return Continue
 }

@@ -9,6 +9,9 @@ import (
 func Check(t testing.TB, s Scenario, r Result) {
 	t.Helper()
 	w := s.Want
+	if r.Stuck {
+		t.Fatalf("stream stuck: paused and never continued or answered")
+	}
 	if w.Status == 0 {
 		if !r.Forwarded || r.Status != 0 {
 			t.Errorf("request not forwarded: status %d body %s", r.Status, r.Body)

@@ -75,6 +75,7 @@ type nativeStream struct {
 	body      []byte
 	reply     *Result
 	continued bool
+	continues int
 	calls     []call
 	nCalls    int
 }
@@ -124,7 +125,7 @@ func (s *nativeStream) SendLocalResponse(status int, headers []plugin.Header, bo
 	}
 	s.reply = r
 }
-func (s *nativeStream) ContinueRequest() { s.continued = true }
+func (s *nativeStream) ContinueRequest() { s.continued = true; s.continues++ }
 func (s *nativeStream) DispatchHTTPCall(cluster string, headers []plugin.Header, body []byte, _ uint32, cb func(plugin.CallResponse)) error {
 	if cluster != Cluster {
 		return errors.New("unknown cluster " + cluster)
@@ -154,8 +155,16 @@ func (s *nativeStream) deliver() {
 	}
 }
 
-// Run sends one request through the filter.
-func (nf *NativeFilter) Run(req Request) Result {
+// Run sends one request through the filter the way Envoy does by default: a filter whose
+// request-headers callback paused receives no body until it continues the stream.
+func (nf *NativeFilter) Run(req Request) Result { return nf.run(req, false) }
+
+// RunHeadersStopIteration sends one request as Envoy does with
+// allow_on_headers_stop_iteration: the body reaches the filter while its headers are paused,
+// and check answers arrive only after the whole body (the slowest token service).
+func (nf *NativeFilter) RunHeadersStopIteration(req Request) Result { return nf.run(req, true) }
+
+func (nf *NativeFilter) run(req Request, allowHeadersStop bool) Result {
 	logStart := len(nf.Host.Logs)
 	s := &nativeStream{NativeHost: nf.Host}
 	s.headers = []plugin.Header{{Name: ":method", Value: req.Method}, {Name: ":path", Value: req.Path}, {Name: ":authority", Value: req.Authority}, {Name: ":scheme", Value: "https"}, {Name: "x-request-id", Value: RequestID}}
@@ -171,22 +180,38 @@ func (nf *NativeFilter) Run(req Request) Result {
 	}
 	st := nf.Filter.NewStream(s)
 	action := st.OnRequestHeaders(len(s.headers), len(req.Chunks) == 0)
-	s.deliver()
+	headersHeld := action == plugin.Pause
+	before := 0
+	if !allowHeadersStop {
+		s.deliver()
+	}
 	for i, c := range req.Chunks {
 		if s.reply != nil {
 			break
 		}
+		// Pause from a body callback (StopIterationAndBuffer) still lets data in; a paused
+		// header callback does not, until the filter continues the stream.
+		if headersHeld && !s.continued && !allowHeadersStop {
+			// Envoy holds the body back from a filter that paused its headers.
+			st.OnDone()
+			return Result{Stuck: true, CheckCalls: s.nCalls, Logs: nf.Host.Logs[logStart:]}
+		}
 		s.body = append(s.body, c...)
+		before = s.continues
 		action = st.OnRequestBody(len(s.body), i == len(req.Chunks)-1)
-		s.deliver()
+		if !allowHeadersStop {
+			s.deliver()
+		}
 	}
+	s.deliver()
 	st.OnDone()
 	res := Result{CheckCalls: s.nCalls, Logs: append([]string(nil), nf.Host.Logs[logStart:]...)}
 	if s.reply != nil {
 		res.Status, res.Body, res.ReplyHeaders = s.reply.Status, s.reply.Body, s.reply.ReplyHeaders
 		return res
 	}
-	res.Forwarded = action == plugin.Continue || s.continued
+	// Forwarded: the last callback continued, or the filter continued the stream after it.
+	res.Forwarded = action == plugin.Continue || s.continues > before
 	res.Upstream = map[string]string{}
 	for _, h := range s.headers {
 		res.Upstream[h.Name] = h.Value

@@ -53,6 +53,8 @@ type Result struct {
 	Logs []string
 	// CheckCalls counts the check calls.
 	CheckCalls int
+	// Stuck means the stream could make no progress (a paused stream never continued).
+	Stuck bool
 }
 
 func bearer(tok string) [2]string { return [2]string{"authorization", "Bearer " + tok} }
@@ -149,12 +151,12 @@ func Scenarios() []Scenario {
 		{
 			Name:    "ChunkedBodyGrowingPastLimitGets413",
 			Request: Request{Method: "POST", Authority: "tiny.example.com", Path: "/mcp", NoContentLength: true, Headers: [][2]string{jsonCT, bearer(TokenAlice)}, Chunks: []string{strings.Repeat(" ", 60), strings.Repeat(" ", 60), toolsList}},
-			Want:    Want{Status: 413, CheckCalls: 0},
+			Want:    Want{Status: 413, CheckCalls: 1},
 		},
 		{
 			Name:    "NotJSONGets400ParseError",
 			Request: post(mcp, "/mcp", `{"jsonrpc":"2.0",`, bearer(TokenAlice)),
-			Want:    Want{Status: 400, BodyContains: []string{`-32700`}, CheckCalls: 0},
+			Want:    Want{Status: 400, BodyContains: []string{`-32700`}, CheckCalls: 1},
 		},
 		{
 			Name:    "EmptyPOSTGets400",
@@ -164,7 +166,7 @@ func Scenarios() []Scenario {
 		{
 			Name:    "DuplicateMethodKeyIsRefused",
 			Request: post(mcp, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call","params":{"name":"rm"}}`, bearer(TokenAlice)),
-			Want:    Want{Status: 400, BodyContains: []string{`-32600`}, CheckCalls: 0},
+			Want:    Want{Status: 400, BodyContains: []string{`-32600`}, CheckCalls: 1},
 		},
 		{
 			Name:    "EscapedMethodIsStillATool",
