@@ -22,8 +22,13 @@
 // keys all of them must hold. In a list, each element is either a criterion (a map with
 // exactly one key) or a nested block (a map whose keys are all operators).
 //
-//	and: every element holds        or:  at least one element holds
-//	not: not every element holds    nor: no element holds
+//	and: every element holds         (A and B)
+//	or:  at least one element holds  (A or B)
+//	not: no element holds            (not A) and (not B)
+//	nor: some element does not hold  (not A) or (not B)
+//
+// `not` and `nor` are defined as in Pomerium's policy language, so that policies carry
+// over unchanged; with a single element both simply negate it.
 //
 // Criteria:
 //

@@ -6,8 +6,8 @@ type opKind uint8
 const (
 	opAnd       opKind = iota // every child holds
 	opOr                      // some child holds
-	opNot                     // not every child holds
-	opNor                     // no child holds
+	opNone                    // no child holds ("not")
+	opNotAll                  // some child does not hold ("nor")
 	opCriterion               // a leaf: crit
 )
 
@@ -27,7 +27,7 @@ func (n *node) eval(in *Input, pos bool) (bool, Reasons) {
 		return v, Reasons(1) << r
 	}
 	childPos := pos
-	if n.op == opNot || n.op == opNor {
+	if n.op == opNone || n.op == opNotAll {
 		childPos = !pos
 	}
 	var ofTrue, ofFalse Reasons
@@ -44,16 +44,16 @@ func (n *node) eval(in *Input, pos bool) (bool, Reasons) {
 	}
 	var inner bool
 	switch n.op {
-	case opAnd, opNot:
+	case opAnd, opNotAll:
 		inner = allTrue && len(n.children) > 0
-	default: // opOr, opNor
+	default: // opOr, opNone
 		inner = anyTrue
 	}
 	rs := ofFalse
 	if inner {
 		rs = ofTrue
 	}
-	if n.op == opNot || n.op == opNor {
+	if n.op == opNone || n.op == opNotAll {
 		return !inner, rs
 	}
 	return inner, rs

@@ -105,9 +105,9 @@ func parseOperatorName(k string) (opKind, bool) {
 	case "or":
 		return opOr, true
 	case "not":
-		return opNot, true
+		return opNone, true
 	case "nor":
-		return opNor, true
+		return opNotAll, true
 	}
 	return 0, false
 }

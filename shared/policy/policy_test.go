@@ -267,12 +267,15 @@ func TestEvaluate_Operators(t *testing.T) {
 		{`{and: [` + a + `, ` + b + `]}`, false, rs(ReasonGroupsUnauthorized)},
 		{`{or: [` + a + `, ` + b + `]}`, true, rs(ReasonEmailOK)},
 		{`{or: [` + b + `]}`, false, rs(ReasonGroupsUnauthorized)},
-		// not: not every element holds. Inside it a true criterion pushes towards refusing.
-		{`{not: [` + a + `, ` + b + `]}`, true, rs(ReasonGroupsOK)},
+		// not (as in Pomerium): no element holds. Inside it a true criterion pushes towards
+		// refusing.
+		{`{not: [` + a + `, ` + b + `]}`, false, rs(ReasonEmailUnauthorized)},
+		{`{not: [` + b + `, ` + b + `]}`, true, rs(ReasonGroupsOK)},
 		{`{not: [` + a + `]}`, false, rs(ReasonEmailUnauthorized)},
-		// nor: no element holds.
+		// nor (as in Pomerium): some element does not hold.
 		{`{nor: [` + b + `]}`, true, rs(ReasonGroupsOK)},
-		{`{nor: [` + a + `, ` + b + `]}`, false, rs(ReasonEmailUnauthorized)},
+		{`{nor: [` + a + `, ` + b + `]}`, true, rs(ReasonGroupsOK)},
+		{`{nor: [` + a + `, ` + a + `]}`, false, rs(ReasonEmailUnauthorized)},
 		// Several keys in one block must all hold.
 		{`{and: [` + a + `], or: [` + b + `]}`, false, rs(ReasonGroupsUnauthorized)},
 		{`{and: [` + a + `], nor: [` + b + `]}`, true, rs(ReasonEmailOK, ReasonGroupsOK)},
