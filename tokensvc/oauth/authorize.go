@@ -1,0 +1,388 @@
+package oauth
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/mcpmesh/gateway/shared/paths"
+	"github.com/mcpmesh/gateway/tokensvc/hosts"
+	"github.com/mcpmesh/gateway/tokensvc/secret"
+	"github.com/mcpmesh/gateway/tokensvc/store"
+)
+
+// maxStateLen bounds the state parameter echoed back to the client.
+const maxStateLen = 2048
+
+// authRequest is a validated authorization request. It is the payload of a
+// pending consent (store.OneTime of kind "consent").
+type authRequest struct {
+	SessionID     string `json:"sid"`
+	Issuer        string `json:"iss"`
+	ClientID      string `json:"client_id"`
+	RedirectURI   string `json:"redirect_uri"`
+	State         string `json:"state,omitempty"`
+	CodeChallenge string `json:"code_challenge"`
+	Scope         string `json:"scope,omitempty"`
+	Resource      string `json:"resource,omitempty"`
+}
+
+// handleAuthorize is the authorization endpoint (RFC 6749 §4.1.1 with PKCE,
+// RFC 8707, RFC 9207). client_id and redirect_uri are verified first; until
+// both are, errors are shown as a page and never redirected.
+func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *hosts.Host) {
+	if r.Method != http.MethodGet && r.Method != http.MethodPost {
+		w.Header().Set("Allow", "GET, POST")
+		renderError(w, r, http.StatusMethodNotAllowed, "Method not allowed", "The authorization endpoint accepts GET and POST.", "")
+		return
+	}
+	params := r.URL.Query()
+	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		if err := r.ParseForm(); err != nil {
+			renderError(w, r, http.StatusBadRequest, "Invalid request", "The authorization request could not be read.", "")
+			return
+		}
+		params = r.Form
+	}
+	ctx := r.Context()
+
+	clientID := params.Get("client_id")
+	if clientID == "" || len(params["client_id"]) > 1 {
+		renderError(w, r, http.StatusBadRequest, "Invalid request", "The application sent no client_id, or more than one.", "")
+		return
+	}
+	client, err := s.lookupClient(ctx, clientID)
+	switch {
+	case errors.Is(err, errClientIDDomain):
+		s.log.InfoContext(ctx, "oauth: client ID document domain not allowed", "request_id", requestID(r), "client_id", clientID)
+		renderDomainNotAllowed(w, r, clientID)
+		return
+	case errors.Is(err, errClientDocument):
+		renderError(w, r, http.StatusBadRequest, "Client not usable", "The application's client ID metadata document could not be used: "+strings.TrimPrefix(err.Error(), errClientDocument.Error()+": ")+".", clientID)
+		return
+	case errors.Is(err, errUnknownClient):
+		renderError(w, r, http.StatusBadRequest, "Unknown application", "This application is not registered here, or its registration expired. Restart the sign-in from the application.", clientID)
+		return
+	case err != nil:
+		s.log.ErrorContext(ctx, "oauth: client lookup", "err", err)
+		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "The application could not be looked up. Try again later.", clientID)
+		return
+	}
+	redirectURI := params.Get("redirect_uri")
+	if redirectURI == "" || len(params["redirect_uri"]) > 1 || !matchRedirectURI(client.RedirectURIs, redirectURI) {
+		renderError(w, r, http.StatusBadRequest, "Invalid redirect URI", "The redirect_uri is missing or is not registered for this application, so you are not being sent back to it.", clientID)
+		return
+	}
+
+	// The redirect URI is verified: from here on, errors go back to the client.
+	state := ""
+	if len(params["state"]) == 1 {
+		state = params.Get("state")
+	}
+	fail := func(code, desc string) {
+		s.redirectResult(w, r, redirectURI, h.Origin, state, url.Values{"error": {code}, "error_description": {desc}})
+	}
+	req, code, desc := s.validateAuthParams(params, client, h)
+	if code != "" {
+		fail(code, desc)
+		return
+	}
+	req.ClientID, req.RedirectURI, req.State, req.Issuer = client.ID, redirectURI, state, h.Origin
+	promptNone := slices.Contains(strings.Fields(params.Get("prompt")), "none")
+
+	sess, err := s.sessions.Current(r)
+	if err != nil {
+		s.log.ErrorContext(ctx, "oauth: read browser session", "err", err)
+		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Your session could not be read. Try again later.", clientID)
+		return
+	}
+	if sess == nil || (!sess.ExpiresAt.IsZero() && !s.now().Before(sess.ExpiresAt)) {
+		if promptNone {
+			fail(errLoginRequired, "the user is not signed in")
+			return
+		}
+		returnTo := paths.Authorize + "?" + r.URL.RawQuery
+		if r.Method == http.MethodPost {
+			returnTo = paths.Authorize + "?" + params.Encode()
+		}
+		s.sessions.RedirectToSignIn(w, r, returnTo)
+		return
+	}
+	req.SessionID = sess.ID
+	s.touchClient(ctx, client)
+
+	if client.Kind == store.ClientStatic {
+		s.issueCode(w, r, req, sess)
+		return
+	}
+	if promptNone {
+		fail(errConsentRequired, "the user must approve this application")
+		return
+	}
+	payload, err := json.Marshal(req)
+	if err != nil {
+		fail(errServerError, "the request could not be recorded")
+		return
+	}
+	handle := secret.NewToken()
+	if err := s.store.PutOneTime(ctx, store.OneTime{
+		Hash:      secret.Hash(handle),
+		Kind:      oneTimeKindConsent,
+		Payload:   payload,
+		ExpiresAt: s.now().Add(consentLifetime),
+	}); err != nil {
+		s.log.ErrorContext(ctx, "oauth: store consent request", "err", err)
+		fail(errServerError, "the request could not be recorded")
+		return
+	}
+	renderConsent(w, r, consentPage{
+		ClientName:   displayName(client),
+		Unverified:   client.Name != "",
+		ClientID:     client.ID,
+		User:         userLabel(sess),
+		Issuer:       h.Origin,
+		RedirectHost: redirectLabel(redirectURI),
+		Resource:     resourceLabel(req.Resource),
+		Scope:        req.Scope,
+		Action:       paths.Consent,
+		CSRF:         s.sessions.CSRFToken(r),
+		Request:      handle,
+	}, formActionSource(redirectURI))
+}
+
+// validateAuthParams checks the parameters after client_id and
+// redirect_uri. It returns an OAuth error code and description on failure.
+func (s *Server) validateAuthParams(params url.Values, client store.Client, h *hosts.Host) (authRequest, string, string) {
+	var req authRequest
+	for name, vals := range params {
+		if len(vals) > 1 {
+			if name == "resource" {
+				return req, errInvalidTarget, "only one resource may be requested"
+			}
+			return req, errInvalidRequest, "parameter " + printable(name) + " is repeated"
+		}
+	}
+	if params.Has("request") {
+		return req, errRequestNotSupported, "request objects are not supported"
+	}
+	if params.Has("request_uri") {
+		return req, errRequestURINotSupported, "request_uri is not supported"
+	}
+	if len(params.Get("state")) > maxStateLen {
+		return req, errInvalidRequest, "state is too long"
+	}
+	switch rt := params.Get("response_type"); {
+	case rt == "":
+		return req, errInvalidRequest, "response_type is required"
+	case rt != responseTypeCode:
+		return req, errUnsupportedResponseType, "only response_type=code is supported"
+	}
+	if rm := params.Get("response_mode"); rm != "" && rm != "query" {
+		return req, errInvalidRequest, "only response_mode=query is supported"
+	}
+	if !slices.Contains(client.ResponseTypes, responseTypeCode) || !slices.Contains(client.GrantTypes, grantAuthorizationCode) {
+		return req, errUnauthorizedClient, "the client is not registered for the authorization code flow"
+	}
+	challenge := params.Get("code_challenge")
+	if challenge == "" {
+		return req, errInvalidRequest, "code_challenge is required (PKCE with S256)"
+	}
+	if params.Get("code_challenge_method") != "S256" {
+		return req, errInvalidRequest, "code_challenge_method must be S256"
+	}
+	if b, err := base64.RawURLEncoding.DecodeString(challenge); err != nil || len(b) != 32 {
+		return req, errInvalidRequest, "code_challenge must be the base64url SHA-256 of the code verifier"
+	}
+	req.CodeChallenge = challenge
+	if params.Has("resource") {
+		res, ok := resolveResource(h, params.Get("resource"))
+		if !ok {
+			return req, errInvalidTarget, "resource is not an MCP server of this host"
+		}
+		req.Resource = res
+	}
+	scopes, ok := parseScope(params.Get("scope"))
+	if !ok {
+		return req, errInvalidScope, "scope is malformed"
+	}
+	req.Scope = strings.Join(grantableScopes(scopes), " ")
+	return req, "", ""
+}
+
+// grantableScopes returns the requested scopes this server grants, in the
+// order requested; others are ignored (RFC 6749 §3.3).
+func grantableScopes(requested []string) []string {
+	var out []string
+	for _, sc := range requested {
+		if slices.Contains(supportedScopes, sc) {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// consentAction is what a consent form submission asks for.
+const (
+	actionApprove = "approve"
+	actionDeny    = "deny"
+)
+
+// handleConsent receives the consent form.
+func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request, h *hosts.Host) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		renderError(w, r, http.StatusMethodNotAllowed, "Method not allowed", "The consent form must be submitted with POST.", "")
+		return
+	}
+	ctx := r.Context()
+	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	if err := r.ParseForm(); err != nil {
+		renderError(w, r, http.StatusBadRequest, "Invalid request", "The form could not be read.", "")
+		return
+	}
+	form := r.PostForm
+	sess, err := s.sessions.Current(r)
+	if err != nil {
+		s.log.ErrorContext(ctx, "oauth: read browser session", "err", err)
+		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Your session could not be read. Try again later.", "")
+		return
+	}
+	if sess == nil {
+		renderError(w, r, http.StatusUnauthorized, "Signed out", "You are no longer signed in. Start again from the application.", "")
+		return
+	}
+	if !s.sessions.VerifyCSRF(r, form.Get("csrf")) {
+		renderError(w, r, http.StatusForbidden, "Invalid form", "The form was not issued to this browser session. Start again from the application.", "")
+		return
+	}
+	handle := form.Get("request")
+	if handle == "" {
+		renderError(w, r, http.StatusBadRequest, "Invalid form", "The form is incomplete.", "")
+		return
+	}
+	ot, err := s.store.TakeOneTime(ctx, secret.Hash(handle), oneTimeKindConsent, s.now())
+	if errors.Is(err, store.ErrNotFound) {
+		renderError(w, r, http.StatusBadRequest, "Request expired", "This approval request has expired or was already answered. Start again from the application.", "")
+		return
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "oauth: take consent request", "err", err)
+		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "The approval could not be processed. Try again later.", "")
+		return
+	}
+	var req authRequest
+	if err := json.Unmarshal(ot.Payload, &req); err != nil {
+		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "The approval request is corrupt.", "")
+		return
+	}
+	if req.SessionID != sess.ID || req.Issuer != h.Origin {
+		s.log.WarnContext(ctx, "oauth: consent answered by another session or host", "request_id", requestID(r), "client_id", req.ClientID)
+		renderError(w, r, http.StatusForbidden, "Invalid form", "This approval request belongs to another session. Start again from the application.", "")
+		return
+	}
+	// The client may have been deleted or its document changed meanwhile.
+	client, err := s.lookupClient(ctx, req.ClientID)
+	if err != nil || !matchRedirectURI(client.RedirectURIs, req.RedirectURI) {
+		renderError(w, r, http.StatusBadRequest, "Unknown application", "This application is no longer registered here. Start again from the application.", req.ClientID)
+		return
+	}
+	switch form.Get("action") {
+	case actionApprove:
+		s.log.InfoContext(ctx, "oauth: consent approved", "request_id", requestID(r), "client_id", req.ClientID, "session_id", sess.ID, "resource", req.Resource)
+		s.issueCode(w, r, req, sess)
+	case actionDeny:
+		s.log.InfoContext(ctx, "oauth: consent denied", "request_id", requestID(r), "client_id", req.ClientID)
+		s.redirectResult(w, r, req.RedirectURI, req.Issuer, req.State, url.Values{"error": {errAccessDenied}, "error_description": {"the user denied access"}})
+	default:
+		renderError(w, r, http.StatusBadRequest, "Invalid form", "Choose Approve or Deny.", "")
+	}
+}
+
+// issueCode stores a fresh authorization code for req and sends the browser
+// back to the client with it.
+func (s *Server) issueCode(w http.ResponseWriter, r *http.Request, req authRequest, sess *store.Session) {
+	now := s.now()
+	code := secret.NewToken()
+	err := s.store.CreateAuthCode(r.Context(), store.AuthCode{
+		Hash:          secret.Hash(code),
+		ClientID:      req.ClientID,
+		SessionID:     sess.ID,
+		Subject:       sess.Subject,
+		RedirectURI:   req.RedirectURI,
+		CodeChallenge: req.CodeChallenge,
+		Scope:         req.Scope,
+		Resource:      req.Resource,
+		CreatedAt:     now,
+		ExpiresAt:     now.Add(codeLifetime),
+	})
+	if err != nil {
+		s.log.ErrorContext(r.Context(), "oauth: store authorization code", "err", err)
+		s.redirectResult(w, r, req.RedirectURI, req.Issuer, req.State, url.Values{"error": {errServerError}, "error_description": {"the authorization code could not be stored"}})
+		return
+	}
+	s.redirectResult(w, r, req.RedirectURI, req.Issuer, req.State, url.Values{"code": {code}})
+}
+
+// redirectResult sends the browser to the verified redirect URI with the
+// authorization response params, state and iss (RFC 9207).
+func (s *Server) redirectResult(w http.ResponseWriter, r *http.Request, redirectURI, issuer, state string, params url.Values) {
+	if state != "" {
+		params.Set("state", state)
+	}
+	params.Set("iss", issuer)
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Location", withQuery(redirectURI, params))
+	status := http.StatusFound
+	if r.Method == http.MethodPost {
+		status = http.StatusSeeOther
+	}
+	w.WriteHeader(status)
+}
+
+func displayName(c store.Client) string {
+	if c.Name != "" {
+		return c.Name
+	}
+	if c.Kind == store.ClientMetadataDocument {
+		if u, err := url.Parse(c.ID); err == nil {
+			return u.Hostname()
+		}
+	}
+	return "An unnamed application"
+}
+
+func userLabel(s *store.Session) string {
+	switch {
+	case s.Email != "":
+		return s.Email
+	case s.Name != "":
+		return s.Name
+	}
+	return s.Subject
+}
+
+func redirectLabel(redirectURI string) string {
+	u, err := url.Parse(redirectURI)
+	if err != nil {
+		return redirectURI
+	}
+	if u.Host != "" {
+		return u.Scheme + "://" + u.Host
+	}
+	return u.Scheme + ":"
+}
+
+func resourceLabel(res string) string {
+	if res == "" {
+		return "every MCP server you may use"
+	}
+	return res
+}

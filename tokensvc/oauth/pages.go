@@ -1,0 +1,155 @@
+package oauth
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+const pageStyle = `body{font-family:system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;color:#222}
+h1{font-size:1.4rem}dl{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem}dt{font-weight:600}
+dd{margin:0;word-break:break-all}code{word-break:break-all}.muted{color:#666;font-size:.9rem}
+button{font-size:1rem;padding:.5rem 1.2rem;margin-right:.6rem}`
+
+var pageTemplates = template.Must(template.New("error").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>{{.Title}}</title><style>` + pageStyle + `</style></head>
+<body><main><h1>{{.Title}}</h1><p>{{.Message}}</p>
+{{if .ClientID}}<dl><dt>Client ID</dt><dd><code>{{.ClientID}}</code></dd></dl>{{end}}
+<p class="muted">Request ID: <code>{{.RequestID}}</code></p></main></body></html>
+`))
+
+var consentTemplate = template.Must(template.New("consent").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>Allow access?</title><style>` + pageStyle + `</style></head>
+<body><main><h1>Allow {{.ClientName}} to access MCP servers?</h1>
+<p>An application wants to act as <strong>{{.User}}</strong> on the MCP servers of <strong>{{.Issuer}}</strong>.
+Only approve if you started this from an application you trust.</p>
+<dl>
+<dt>Application</dt><dd>{{.ClientName}}{{if .Unverified}} <span class="muted">(name chosen by the application)</span>{{end}}</dd>
+<dt>Client ID</dt><dd><code>{{.ClientID}}</code></dd>
+<dt>Returns to</dt><dd><code>{{.RedirectHost}}</code></dd>
+<dt>Resource</dt><dd><code>{{.Resource}}</code></dd>
+<dt>Scope</dt><dd>{{if .Scope}}<code>{{.Scope}}</code>{{else}}<span class="muted">none requested</span>{{end}}</dd>
+</dl>
+<form method="post" action="{{.Action}}">
+<input type="hidden" name="csrf" value="{{.CSRF}}">
+<input type="hidden" name="request" value="{{.Request}}">
+<button type="submit" name="action" value="approve">Approve</button>
+<button type="submit" name="action" value="deny">Deny</button>
+</form>
+<p class="muted">Request ID: <code>{{.RequestID}}</code></p></main></body></html>
+`))
+
+// errorPage is the data of the error page.
+type errorPage struct {
+	Title, Message, ClientID, RequestID string
+}
+
+// consentPage is the data of the consent page.
+type consentPage struct {
+	ClientName, ClientID, User, Issuer, RedirectHost, Resource, Scope string
+	Unverified                                                        bool
+	Action, CSRF, Request, RequestID                                  string
+}
+
+// setPageHeaders sets the headers of every HTML page; formAction lists
+// extra form-action sources (the consent page's redirect origin).
+func setPageHeaders(w http.ResponseWriter, formAction string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	csp := "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'"
+	if formAction != "" {
+		csp += " " + formAction
+	}
+	h.Set("Content-Security-Policy", csp+"; frame-ancestors 'none'; base-uri 'none'")
+}
+
+// renderError shows an HTML error page. Used before the redirect URI is
+// verified, when redirecting the error to the client would be unsafe.
+func renderError(w http.ResponseWriter, r *http.Request, status int, title, message, clientID string) {
+	var buf bytes.Buffer
+	if err := pageTemplates.Execute(&buf, errorPage{Title: title, Message: message, ClientID: clientID, RequestID: requestID(r)}); err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	setPageHeaders(w, "")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// renderDomainNotAllowed is the page SPEC prescribes for a URL client ID
+// outside mcp_allowed_client_id_domains.
+func renderDomainNotAllowed(w http.ResponseWriter, r *http.Request, clientID string) {
+	renderError(w, r, http.StatusBadRequest, "Client not allowed",
+		"The administrator has restricted the list of MCP client ID document domains, and the domain of this application's client ID is not on it. Ask your administrator to add it to mcp_allowed_client_id_domains.",
+		clientID)
+}
+
+func renderConsent(w http.ResponseWriter, r *http.Request, p consentPage, formAction string) {
+	p.RequestID = requestID(r)
+	var buf bytes.Buffer
+	if err := consentTemplate.Execute(&buf, p); err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	setPageHeaders(w, formAction)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// requestID returns the request's ID: chi's request ID middleware's, else a
+// sane X-Request-Id header, else a fresh random one.
+func requestID(r *http.Request) string {
+	if id := middleware.GetReqID(r.Context()); id != "" {
+		return id
+	}
+	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 && isVisibleASCII(id) {
+		return id
+	}
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func isVisibleASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// formActionSource returns the CSP source expression of the redirect URI's
+// origin (scheme and authority, or "scheme:" for private-use schemes), or ""
+// when it cannot be written safely.
+func formActionSource(redirectURI string) string {
+	u, err := url.Parse(redirectURI)
+	if err != nil || u.Scheme == "" {
+		return ""
+	}
+	src := u.Scheme + ":"
+	if u.Scheme == "http" || u.Scheme == "https" {
+		src = u.Scheme + "://" + u.Host
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(".-+:/[]", c) >= 0
+		if !ok {
+			return ""
+		}
+	}
+	return src
+}

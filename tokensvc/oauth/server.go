@@ -1,0 +1,241 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/mcpmesh/gateway/shared/config"
+	"github.com/mcpmesh/gateway/shared/paths"
+	"github.com/mcpmesh/gateway/tokensvc/hosts"
+	"github.com/mcpmesh/gateway/tokensvc/store"
+)
+
+// Fixed limits and lifetimes of the authorization server.
+const (
+	// maxBodyBytes bounds every request body (token, register, revoke,
+	// consent, authorize POST) and every client metadata document.
+	maxBodyBytes = 64 << 10
+	// codeLifetime is the lifetime of an authorization code.
+	codeLifetime = 60 * time.Second
+	// consentLifetime is how long a consent page stays answerable.
+	consentLifetime = 10 * time.Minute
+	// clientIdleLifetime is how long a dynamically registered client lives
+	// without being used; each use extends it.
+	clientIdleLifetime = 30 * 24 * time.Hour
+	// clientTouchInterval throttles the store write that records a use.
+	clientTouchInterval = time.Hour
+	// oneTimeKindConsent is the store.OneTime kind of a pending consent.
+	oneTimeKindConsent = "consent"
+	// clientRouteClientID is the ClientID of tokens minted by IssueClientToken.
+	clientRouteClientID = "gateway:mcp-client-route"
+)
+
+// ErrIdPRefused is returned (possibly wrapped) by [Sessions.Revalidate] when
+// the identity provider refuses to renew the sign-in: its refresh token
+// expired or was revoked, the account is disabled, or the provider denied
+// the refresh. The token endpoint answers invalid_grant.
+var ErrIdPRefused = errors.New("oauth: identity provider refused to revalidate the session")
+
+// ErrInvalidToken is returned by [Server.ValidateAccessToken] for a token
+// that is unknown, expired, revoked, or bound to another resource.
+var ErrInvalidToken = errors.New("oauth: invalid access token")
+
+// Sessions is the browser-session service the authorization server needs.
+// Package session implements it; the server never reads cookies itself.
+type Sessions interface {
+	// Current returns the browser session of r on its host, or (nil, nil)
+	// when signed out.
+	Current(r *http.Request) (*store.Session, error)
+	// RedirectToSignIn sends the browser through sign-in and back to
+	// returnTo, a path and query on r's host.
+	RedirectToSignIn(w http.ResponseWriter, r *http.Request, returnTo string)
+	// CSRFToken returns a form token bound to r's browser session cookie.
+	CSRFToken(r *http.Request) string
+	// VerifyCSRF reports whether token was made by CSRFToken for r's
+	// browser session.
+	VerifyCSRF(r *http.Request, token string) bool
+	// Revalidate re-checks an expired session with the identity provider
+	// (using its refresh token), updates the stored session (new expiry,
+	// claims, rotated IdP refresh token) and returns it. It returns an error
+	// wrapping ErrIdPRefused when the provider refuses, or store.ErrNotFound
+	// when the session is gone or revoked; any other error is treated as
+	// transient.
+	Revalidate(ctx context.Context, sessionID string) (*store.Session, error)
+}
+
+// Server is the OAuth 2.1 authorization server. Create it with New and
+// register its endpoints with Mount.
+type Server struct {
+	cfg        *config.Config
+	store      store.Store
+	sessions   Sessions
+	now        func() time.Time
+	log        *slog.Logger
+	docs       *documentResolver
+	docClient  *http.Client
+	accessTTL  time.Duration
+	refreshTTL time.Duration
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithClock sets the clock (default time.Now).
+func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = now } }
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
+
+// WithDocumentClient sets the HTTP client that fetches client ID metadata
+// documents. The default is NewDocumentClient(DocumentClientOptions{}), which
+// refuses to connect to non-public addresses. A replacement should be built
+// with NewDocumentClient too.
+func WithDocumentClient(c *http.Client) Option { return func(s *Server) { s.docClient = c } }
+
+// New returns a Server for cfg that keeps its state in st and learns the
+// user's browser session from sessions.
+func New(cfg *config.Config, st store.Store, sessions Sessions, opts ...Option) *Server {
+	s := &Server{
+		cfg:        cfg,
+		store:      st,
+		sessions:   sessions,
+		now:        time.Now,
+		log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		accessTTL:  cfg.TokenService.AccessTokenLifetime.D(),
+		refreshTTL: cfg.TokenService.RefreshTokenLifetime.D(),
+	}
+	if s.accessTTL <= 0 {
+		s.accessTTL = config.DefaultAccessTokenLifetime
+	}
+	if s.refreshTTL <= 0 {
+		s.refreshTTL = config.DefaultRefreshTokenLifetime
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.docClient == nil {
+		s.docClient = NewDocumentClient(DocumentClientOptions{})
+	}
+	s.docs = newDocumentResolver(s.docClient, s.now, s.log, defaultDocumentCacheSize)
+	return s
+}
+
+// hostHandler is a handler of a route host with mcp.server routes.
+type hostHandler func(w http.ResponseWriter, r *http.Request, h *hosts.Host)
+
+// Mount registers every endpoint of the authorization server on r. The
+// hosts middleware must already run on r: requests reach the handlers only
+// with a resolved host, and hosts without mcp.server routes (the
+// authenticate host included) get 404.
+func (s *Server) Mount(r chi.Router) {
+	r.Handle(paths.AuthorizationServerMetadata, s.public(true, s.handleASMetadata))
+	r.Handle(paths.AuthorizationServerMetadata+"/*", s.public(true, notFound))
+	r.Handle(paths.ProtectedResourceMetadata, s.public(true, s.handlePRMetadata))
+	r.Handle(paths.ProtectedResourceMetadata+"/*", s.public(true, s.handlePRMetadata))
+	r.Handle(paths.Register, s.public(true, s.handleRegister))
+	r.Handle(paths.Token, s.public(true, s.handleToken))
+	r.Handle(paths.Revoke, s.public(true, s.handleRevoke))
+	r.Handle(paths.Authorize, s.public(false, s.handleAuthorize))
+	r.Handle(paths.Consent, s.public(false, s.handleConsent))
+}
+
+// public wraps h: it resolves the route host (404 unless it has mcp.server
+// routes) and, for credential-free endpoints, adds CORS and answers
+// preflight requests.
+func (s *Server) public(cors bool, h hostHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, ok := hosts.FromContext(r.Context())
+		if !ok || host.Authenticate || len(host.ServerRoutes()) == 0 {
+			notFound(w, r, host)
+			return
+		}
+		if cors {
+			hd := w.Header()
+			hd.Set("Access-Control-Allow-Origin", "*")
+			hd.Set("Access-Control-Expose-Headers", "WWW-Authenticate")
+			if r.Method == http.MethodOptions {
+				hd.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+				hd.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, mcp-protocol-version")
+				hd.Set("Access-Control-Max-Age", "86400")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		h(w, r, host)
+	})
+}
+
+// notFound answers 404 with a JSON body.
+func notFound(w http.ResponseWriter, _ *http.Request, _ *hosts.Host) {
+	writeJSON(w, http.StatusNotFound, errorBody{Error: "not_found", Description: "no such endpoint on this host"})
+}
+
+// allowMethods answers 405 unless r's method is one of methods.
+func allowMethods(w http.ResponseWriter, r *http.Request, methods ...string) bool {
+	for _, m := range methods {
+		if r.Method == m {
+			return true
+		}
+	}
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+	writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "invalid_request", Description: "method " + r.Method + " is not allowed here"})
+	return false
+}
+
+// serverRoute returns the mcp.server route of h whose ID is id.
+func serverRoute(h *hosts.Host, id string) (*config.Route, bool) {
+	for _, rt := range h.ServerRoutes() {
+		if rt.Normalized().ID == id {
+			return rt, true
+		}
+	}
+	return nil, false
+}
+
+// resolveResource normalises an RFC 8707 resource indicator and reports
+// whether it names something h serves: one of its mcp.server routes, or its
+// origin (every mcp.server route of the host).
+func resolveResource(h *hosts.Host, raw string) (string, bool) {
+	n, problem := config.NormalizeFrom(raw)
+	if problem != "" {
+		return "", false
+	}
+	if n.ID == h.Origin {
+		return n.ID, true
+	}
+	if _, ok := serverRoute(h, n.ID); ok {
+		return n.ID, true
+	}
+	return "", false
+}
+
+// hostServes reports whether an already normalised resource belongs to h.
+func hostServes(h *hosts.Host, resource string) bool {
+	if resource == h.Origin {
+		return true
+	}
+	_, ok := serverRoute(h, resource)
+	return ok
+}
+
+// touchClient records a use of a dynamically registered client and extends
+// its life, at most once per clientTouchInterval.
+func (s *Server) touchClient(ctx context.Context, c store.Client) {
+	if c.Kind != store.ClientDynamic {
+		return
+	}
+	now := s.now()
+	if !c.LastUsedAt.IsZero() && now.Sub(c.LastUsedAt) < clientTouchInterval {
+		return
+	}
+	if err := s.store.TouchClient(ctx, c.ID, now, now.Add(clientIdleLifetime)); err != nil {
+		s.log.WarnContext(ctx, "oauth: record client use", "client_id", c.ID, "err", err)
+	}
+}

@@ -1,0 +1,360 @@
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpmesh/gateway/tokensvc/hosts"
+	"github.com/mcpmesh/gateway/tokensvc/secret"
+	"github.com/mcpmesh/gateway/tokensvc/store"
+)
+
+// tokenResponse is the RFC 6749 §5.1 response.
+type tokenResponse struct {
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int64  `json:"expires_in"`
+	RefreshToken string `json:"refresh_token,omitempty"`
+	Scope        string `json:"scope,omitempty"`
+}
+
+// readForm reads an application/x-www-form-urlencoded POST body of at most
+// maxBodyBytes, refusing repeated parameters. Query parameters are ignored.
+func readForm(w http.ResponseWriter, r *http.Request) (url.Values, *oauthError) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
+		return nil, newError(errInvalidRequest, "the body must be application/x-www-form-urlencoded")
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	if err := r.ParseForm(); err != nil {
+		return nil, newError(errInvalidRequest, "the body is malformed or too large")
+	}
+	for name, vals := range r.PostForm {
+		if len(vals) > 1 {
+			return nil, newError(errInvalidRequest, "parameter "+printable(name)+" is repeated")
+		}
+	}
+	return r.PostForm, nil
+}
+
+// handleToken is the token endpoint (RFC 6749 §3.2).
+func (s *Server) handleToken(w http.ResponseWriter, r *http.Request, h *hosts.Host) {
+	if !allowMethods(w, r, http.MethodPost) {
+		return
+	}
+	form, oerr := readForm(w, r)
+	if oerr != nil {
+		writeOAuthError(w, oerr)
+		return
+	}
+	ctx := r.Context()
+	client, oerr := s.authenticateClient(ctx, r, form)
+	if oerr != nil {
+		writeOAuthError(w, oerr)
+		return
+	}
+	var resp tokenResponse
+	switch gt := form.Get("grant_type"); gt {
+	case grantAuthorizationCode:
+		resp, oerr = s.grantAuthorizationCode(ctx, h, client, form)
+	case grantRefreshToken:
+		resp, oerr = s.grantRefreshToken(ctx, h, client, form)
+	case "":
+		oerr = newError(errInvalidRequest, "grant_type is required")
+	default:
+		oerr = newError(errUnsupportedGrantType, "grant_type must be authorization_code or refresh_token")
+	}
+	if oerr != nil {
+		if oerr.code == errInvalidGrant {
+			s.log.InfoContext(ctx, "oauth: token request refused", "client_id", client.ID, "grant_type", form.Get("grant_type"), "reason", oerr.description)
+		}
+		writeOAuthError(w, oerr)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) grantAuthorizationCode(ctx context.Context, h *hosts.Host, client store.Client, form url.Values) (tokenResponse, *oauthError) {
+	if !slices.Contains(client.GrantTypes, grantAuthorizationCode) {
+		return tokenResponse{}, newError(errUnauthorizedClient, "the client is not registered for the authorization_code grant")
+	}
+	code := form.Get("code")
+	if code == "" {
+		return tokenResponse{}, newError(errInvalidRequest, "code is required")
+	}
+	ac, err := s.store.TakeAuthCode(ctx, secret.Hash(code), s.now())
+	if errors.Is(err, store.ErrNotFound) {
+		return tokenResponse{}, newError(errInvalidGrant, "the authorization code is invalid, expired or already used")
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "oauth: take authorization code", "err", err)
+		return tokenResponse{}, newError(errServerError, "the authorization code could not be checked")
+	}
+	if ac.ClientID != client.ID {
+		return tokenResponse{}, newError(errInvalidGrant, "the authorization code was issued to another client")
+	}
+	if form.Get("redirect_uri") != ac.RedirectURI {
+		return tokenResponse{}, newError(errInvalidGrant, "redirect_uri differs from the one of the authorization request")
+	}
+	if !verifyPKCE(form.Get("code_verifier"), ac.CodeChallenge) {
+		return tokenResponse{}, newError(errInvalidGrant, "code_verifier does not match the code_challenge")
+	}
+	if ac.Resource != "" && !hostServes(h, ac.Resource) {
+		return tokenResponse{}, newError(errInvalidGrant, "the authorization code was issued by another issuer")
+	}
+	tokenResource, oerr := narrowResource(h, ac.Resource, form)
+	if oerr != nil {
+		return tokenResponse{}, oerr
+	}
+	sess, oerr := s.liveSession(ctx, ac.SessionID)
+	if oerr != nil {
+		return tokenResponse{}, oerr
+	}
+	return s.issueTokens(ctx, client, sess, ac.Scope, ac.Resource, tokenResource)
+}
+
+func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client store.Client, form url.Values) (tokenResponse, *oauthError) {
+	if !slices.Contains(client.GrantTypes, grantRefreshToken) {
+		return tokenResponse{}, newError(errUnauthorizedClient, "the client is not registered for the refresh_token grant")
+	}
+	raw := form.Get("refresh_token")
+	if raw == "" {
+		return tokenResponse{}, newError(errInvalidRequest, "refresh_token is required")
+	}
+	hash := secret.Hash(raw)
+	now := s.now()
+	old, grant, err := s.store.GetRefreshToken(ctx, hash, now)
+	if errors.Is(err, store.ErrNotFound) {
+		return tokenResponse{}, newError(errInvalidGrant, "the refresh token is invalid, expired or revoked")
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "oauth: get refresh token", "err", err)
+		return tokenResponse{}, newError(errServerError, "the refresh token could not be checked")
+	}
+	if grant.ClientID != client.ID {
+		return tokenResponse{}, newError(errInvalidGrant, "the refresh token was issued to another client")
+	}
+	if !old.UsedAt.IsZero() {
+		s.revokeReusedGrant(ctx, grant.ID, client.ID)
+		return tokenResponse{}, newError(errInvalidGrant, "the refresh token was already used; the grant is revoked")
+	}
+	if grant.Resource != "" && !hostServes(h, grant.Resource) {
+		return tokenResponse{}, newError(errInvalidGrant, "the refresh token was issued by another issuer")
+	}
+	tokenResource, oerr := narrowResource(h, grant.Resource, form)
+	if oerr != nil {
+		return tokenResponse{}, oerr
+	}
+	scope := grant.Scope
+	if form.Has("scope") {
+		req, ok := parseScope(form.Get("scope"))
+		granted, _ := parseScope(grant.Scope)
+		if !ok {
+			return tokenResponse{}, newError(errInvalidScope, "scope is malformed")
+		}
+		for _, sc := range req {
+			if !slices.Contains(granted, sc) {
+				return tokenResponse{}, newError(errInvalidScope, "scope exceeds the scope of the grant")
+			}
+		}
+		scope = strings.Join(req, " ")
+	}
+	var sess store.Session
+	if grant.SessionID != "" {
+		sess, oerr = s.liveSession(ctx, grant.SessionID)
+		if oerr != nil {
+			if oerr.code == errInvalidGrant {
+				_ = s.store.RevokeGrant(ctx, grant.ID, s.now())
+			}
+			return tokenResponse{}, oerr
+		}
+	} else {
+		sess = store.Session{Subject: grant.Subject}
+	}
+	next := secret.NewToken()
+	grant, err = s.store.RotateRefreshToken(ctx, hash, store.RefreshToken{
+		Hash:      secret.Hash(next),
+		CreatedAt: now,
+		ExpiresAt: grant.ExpiresAt,
+	}, s.now())
+	switch {
+	case errors.Is(err, store.ErrRefreshReused):
+		s.log.WarnContext(ctx, "oauth: refresh token reuse; grant revoked", "client_id", client.ID)
+		return tokenResponse{}, newError(errInvalidGrant, "the refresh token was already used; the grant is revoked")
+	case errors.Is(err, store.ErrNotFound):
+		return tokenResponse{}, newError(errInvalidGrant, "the refresh token is invalid, expired or revoked")
+	case err != nil:
+		s.log.ErrorContext(ctx, "oauth: rotate refresh token", "err", err)
+		return tokenResponse{}, newError(errServerError, "the refresh token could not be rotated")
+	}
+	at, exp, oerr := s.createAccessToken(ctx, store.AccessToken{
+		GrantID:   grant.ID,
+		ClientID:  client.ID,
+		SessionID: grant.SessionID,
+		Subject:   sess.Subject,
+		Scope:     scope,
+		Resource:  tokenResource,
+	}, sess.ExpiresAt, grant.ExpiresAt)
+	if oerr != nil {
+		return tokenResponse{}, oerr
+	}
+	return s.tokenResponse(at, exp, next, scope), nil
+}
+
+// revokeReusedGrant revokes a grant whose rotated refresh token came back.
+func (s *Server) revokeReusedGrant(ctx context.Context, grantID, clientID string) {
+	s.log.WarnContext(ctx, "oauth: refresh token reuse; grant revoked", "client_id", clientID, "grant_id", grantID)
+	if err := s.store.RevokeGrant(ctx, grantID, s.now()); err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.log.ErrorContext(ctx, "oauth: revoke reused grant", "grant_id", grantID, "err", err)
+	}
+}
+
+// narrowResource returns the resource a token request's optional resource
+// parameter selects: the bound one itself, or — when bound is empty — one MCP
+// server of h (RFC 8707 §2.2 lets a token request narrow, never widen).
+func narrowResource(h *hosts.Host, bound string, form url.Values) (string, *oauthError) {
+	if !form.Has("resource") {
+		return bound, nil
+	}
+	res, ok := resolveResource(h, form.Get("resource"))
+	if !ok {
+		return "", newError(errInvalidTarget, "resource is not an MCP server of this host")
+	}
+	if bound != "" && res != bound {
+		return "", newError(errInvalidTarget, "resource differs from the one authorized")
+	}
+	return res, nil
+}
+
+// verifyPKCE checks an S256 code verifier (RFC 7636 §4.6) in constant time.
+func verifyPKCE(verifier, challenge string) bool {
+	if len(verifier) < 43 || len(verifier) > 128 {
+		return false
+	}
+	for i := 0; i < len(verifier); i++ {
+		c := verifier[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~') {
+			return false
+		}
+	}
+	sum := sha256.Sum256([]byte(verifier))
+	want := base64.RawURLEncoding.EncodeToString(sum[:])
+	return subtle.ConstantTimeCompare([]byte(want), []byte(challenge)) == 1
+}
+
+// liveSession returns the session a code or grant was issued in. A session
+// past its expiry is revalidated with the identity provider; a refusal, or a
+// session that is gone or revoked, is invalid_grant.
+func (s *Server) liveSession(ctx context.Context, id string) (store.Session, *oauthError) {
+	if id == "" {
+		return store.Session{}, newError(errInvalidGrant, "the grant has no sign-in session")
+	}
+	sess, err := s.store.GetSession(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Session{}, newError(errInvalidGrant, "the sign-in session has ended")
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "oauth: get session", "err", err)
+		return store.Session{}, newError(errServerError, "the sign-in session could not be read")
+	}
+	if !sess.RevokedAt.IsZero() {
+		return store.Session{}, newError(errInvalidGrant, "the sign-in session has ended")
+	}
+	if sess.ExpiresAt.IsZero() || s.now().Before(sess.ExpiresAt) {
+		return sess, nil
+	}
+	ns, err := s.sessions.Revalidate(ctx, id)
+	switch {
+	case errors.Is(err, ErrIdPRefused), errors.Is(err, store.ErrNotFound):
+		s.log.InfoContext(ctx, "oauth: identity provider refused session revalidation", "session_id", id)
+		return store.Session{}, newError(errInvalidGrant, "the identity provider no longer accepts this sign-in; sign in again")
+	case err != nil:
+		s.log.WarnContext(ctx, "oauth: session revalidation failed", "session_id", id, "err", err)
+		return store.Session{}, newError(errTemporarilyUnavailable, "the identity provider could not be reached; try again later")
+	case ns == nil || (!ns.ExpiresAt.IsZero() && !s.now().Before(ns.ExpiresAt)) || !ns.RevokedAt.IsZero():
+		return store.Session{}, newError(errInvalidGrant, "the sign-in session could not be renewed; sign in again")
+	}
+	return *ns, nil
+}
+
+// issueTokens issues an access token (bound to tokenResource) and, when the
+// client may refresh, a new grant (bound to grantResource) with its first
+// refresh token.
+func (s *Server) issueTokens(ctx context.Context, client store.Client, sess store.Session, scope, grantResource, tokenResource string) (tokenResponse, *oauthError) {
+	now := s.now()
+	var (
+		grantID, refresh string
+		grantExpiry      time.Time
+	)
+	if slices.Contains(client.GrantTypes, grantRefreshToken) {
+		grantID = secret.NewToken()
+		refresh = secret.NewToken()
+		grantExpiry = now.Add(s.refreshTTL)
+		err := s.store.CreateGrant(ctx, store.Grant{
+			ID:        grantID,
+			ClientID:  client.ID,
+			SessionID: sess.ID,
+			Subject:   sess.Subject,
+			Scope:     scope,
+			Resource:  grantResource,
+			CreatedAt: now,
+			ExpiresAt: grantExpiry,
+		}, store.RefreshToken{Hash: secret.Hash(refresh), CreatedAt: now, ExpiresAt: grantExpiry})
+		if errors.Is(err, store.ErrNotFound) {
+			return tokenResponse{}, newError(errInvalidGrant, "the sign-in session has ended")
+		}
+		if err != nil {
+			s.log.ErrorContext(ctx, "oauth: create grant", "err", err)
+			return tokenResponse{}, newError(errServerError, "the grant could not be stored")
+		}
+	}
+	at, exp, oerr := s.createAccessToken(ctx, store.AccessToken{
+		GrantID:   grantID,
+		ClientID:  client.ID,
+		SessionID: sess.ID,
+		Subject:   sess.Subject,
+		Scope:     scope,
+		Resource:  tokenResource,
+	}, sess.ExpiresAt, grantExpiry)
+	if oerr != nil {
+		return tokenResponse{}, oerr
+	}
+	s.log.InfoContext(ctx, "oauth: tokens issued", "client_id", client.ID, "grant_id", grantID, "resource", tokenResource)
+	return s.tokenResponse(at, exp, refresh, scope), nil
+}
+
+// createAccessToken fills in t's hash and times and stores it. The token
+// expires after the access token lifetime, but never after the given limits
+// (session and grant expiry; zero means none).
+func (s *Server) createAccessToken(ctx context.Context, t store.AccessToken, limits ...time.Time) (string, time.Time, *oauthError) {
+	now := s.now()
+	exp := now.Add(s.accessTTL)
+	for _, l := range limits {
+		if !l.IsZero() && l.Before(exp) {
+			exp = l
+		}
+	}
+	tok := secret.NewToken()
+	t.Hash, t.CreatedAt, t.ExpiresAt = secret.Hash(tok), now, exp
+	if err := s.store.CreateAccessToken(ctx, t); err != nil {
+		s.log.ErrorContext(ctx, "oauth: create access token", "err", err)
+		return "", time.Time{}, newError(errServerError, "the access token could not be stored")
+	}
+	return tok, exp, nil
+}
+
+func (s *Server) tokenResponse(access string, exp time.Time, refresh, scope string) tokenResponse {
+	secs := int64((exp.Sub(s.now()) + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	return tokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: secs, RefreshToken: refresh, Scope: scope}
+}
