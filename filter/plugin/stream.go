@@ -56,14 +56,14 @@ func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
 	path, _ := s.h.RequestHeader(":path")
 	r, res := s.f.routes.match(authority, path)
 	switch res {
-	case foreignHost, gatewayPath:
+	case pluginconf.ForeignHost, pluginconf.GatewayPath:
 		s.done = true
 		return Continue
-	case badPath:
+	case pluginconf.BadPath:
 		s.f.metrics.inc(metricRejected)
 		s.replyError(400, "invalid_request", "ambiguous request path")
 		return Pause
-	case noRoute:
+	case pluginconf.NoRoute:
 		s.f.metrics.inc(metricRejected)
 		s.replyError(404, "not_found", "no route for this path")
 		return Pause
