@@ -1,5 +1,7 @@
 //go:build wasip1
 
+//lint:file-ignore U1000 the functions are exported to the host with //go:wasmexport
+
 package abi
 
 import (

@@ -381,11 +381,15 @@ func (v *vm) httpCallResponse(rootID, callID uint32, numHeaders, bodySize, numTr
 	}
 	delete(v.calls, k)
 	s := v.streams[c.stream]
+	effective := false // the stream is the effective context: a 500 would reach it
 	defer func() {
 		if r := recover(); r != nil {
 			v.panicked("proxy_on_http_call_response", c.stream, r)
-			if s != nil {
-				s.failed = true
+			if s == nil {
+				return
+			}
+			s.failed = true
+			if effective || v.h.setEffectiveContext(s.id) == StatusOK {
 				v.failClosed(s)
 			}
 		}
@@ -407,6 +411,7 @@ func (v *vm) httpCallResponse(rootID, callID uint32, numHeaders, bodySize, numTr
 		v.logf(plugin.LogWarn, "http call response: set effective context "+itoa(s.id)+": "+st.Error())
 		return
 	}
+	effective = true
 	c.fn(resp)
 }
 
