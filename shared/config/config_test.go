@@ -61,6 +61,8 @@ func TestParse_ErrorsNameTheKey(t *testing.T) {
 		{"duplicate route", validBase + "  - from: https://MCP.example.com:443/mcp/\n    to: http://x\n", "routes[1].from: duplicates routes[0].from"},
 		{"postgres without dsn", validBase + "storage: {type: postgres}\n", "storage.dsn: is required"},
 		{"not yaml", "routes: [\n", "not valid YAML"},
+		{"bad policy operator", strings.Replace(validBase, "mcp: {server: {}}", "mcp: {server: {}}\n    policy: {deny: {and: [{mcp_tool: {regex: x}}]}}", 1), "routes[0]: policy.deny.and[0].mcp_tool"},
+		{"unknown log field", validBase + "authorize_log_fields: [request-id, password]\n", "authorize_log_fields:"},
 		{"path traversal in from", strings.Replace(validBase, "https://mcp.example.com/mcp", "https://mcp.example.com/a/../mcp", 1), "routes[0].from: path must be a plain path"},
 	}
 	for _, tc := range cases {

@@ -10,6 +10,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpmesh/gateway/shared/authlog"
+	"github.com/mcpmesh/gateway/shared/policy"
 )
 
 // Validate checks c (after defaults) and returns an *Error listing every problem.
@@ -47,9 +50,17 @@ func (c *Config) Validate() error {
 	if c.TokenService.CheckCacheTTL.D() > c.TokenService.AccessTokenLifetime.D() {
 		e.add("token_service.check_cache_ttl", "must not exceed token_service.access_token_lifetime")
 	}
+	if len(c.AuthorizeLogFields) > 0 {
+		if _, err := authlog.ParseFields(c.AuthorizeLogFields); err != nil {
+			e.add("authorize_log_fields", "%v", err)
+		}
+	}
 	seen := map[string]int{}
 	for i := range c.Routes {
 		c.validateRoute(e, i, seen)
+		if _, err := policy.Parse(c.Routes[i].Policy); err != nil {
+			e.add("routes["+strconv.Itoa(i)+"]", "%v", err)
+		}
 	}
 	return e.err()
 }

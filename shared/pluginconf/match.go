@@ -134,3 +134,6 @@ func (t *Table) normalizeAuthority(a string) string {
 	}
 	return full
 }
+
+// Route returns the route at index i of the table.
+func (t *Table) Route(i int) Route { return t.routes[i] }
