@@ -144,3 +144,31 @@ func FuzzHeaderMapRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+func benchHeaders() []plugin.Header {
+	return []plugin.Header{
+		{Name: ":method", Value: "POST"}, {Name: ":path", Value: "/mcp"}, {Name: ":authority", Value: "mcp.example.com"},
+		{Name: ":scheme", Value: "https"}, {Name: "authorization", Value: "Bearer 0123456789abcdef0123456789abcdef"},
+		{Name: "content-type", Value: "application/json"}, {Name: "accept", Value: "application/json, text/event-stream"},
+		{Name: "mcp-session-id", Value: "3f1c2a9e-7b7d-4c1e-9f3a-0d2b5e6c7a81"}, {Name: "x-request-id", Value: "b7e1c1f0"},
+	}
+}
+
+func BenchmarkAppendHeaderMap(b *testing.B) {
+	hs := benchHeaders()
+	buf := make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = AppendHeaderMap(buf[:0], hs)
+	}
+}
+
+func BenchmarkParseHeaderMap(b *testing.B) {
+	enc := AppendHeaderMap(nil, benchHeaders())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseHeaderMap(enc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
