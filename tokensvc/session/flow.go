@@ -1,0 +1,478 @@
+package session
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/mcpmesh/gateway/shared/checkapi"
+	"github.com/mcpmesh/gateway/shared/paths"
+	"github.com/mcpmesh/gateway/tokensvc/hosts"
+	"github.com/mcpmesh/gateway/tokensvc/idp"
+	"github.com/mcpmesh/gateway/tokensvc/secret"
+	"github.com/mcpmesh/gateway/tokensvc/store"
+)
+
+// signInRequest is a sign-in started on a route host (payload of kindSignIn, carried on in
+// kindIdP).
+type signInRequest struct {
+	Host     string `json:"host"`      // route host authority
+	ReturnTo string `json:"return_to"` // validated relative path
+	Browser  string `json:"browser"`   // base64url SHA-256 of the route host's SignInCookie
+}
+
+// idpState is the sealed payload of kindIdP.
+type idpState struct {
+	Browser  string        `json:"browser"` // base64url SHA-256 of the authenticate host's FlowCookie
+	Nonce    string        `json:"nonce"`
+	Verifier string        `json:"verifier"`
+	SignIn   signInRequest `json:"signin"`
+}
+
+// handoff is the payload of kindHandoff.
+type handoff struct {
+	SessionID string `json:"session_id"`
+	signInRequest
+}
+
+// SignIn serves paths.SignIn on route hosts: GET ?return_to=/path.
+func (m *Manager) SignIn(w http.ResponseWriter, r *http.Request) {
+	h, ok := routeHost(w, r)
+	if !ok {
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		methodNotAllowed(w, "GET")
+		return
+	}
+	returnTo := r.URL.Query().Get("return_to")
+	if returnTo == "" {
+		returnTo = "/"
+	}
+	if !ValidReturnTo(returnTo) {
+		renderError(w, http.StatusBadRequest, "return_to must be a path on this host, such as /app.")
+		return
+	}
+	if s, err := m.Current(r); err == nil && s != nil {
+		redirect(w, returnTo)
+		return
+	}
+	m.startSignIn(w, r, h, returnTo)
+}
+
+// RedirectToSignIn implements oauth.Sessions: it starts a sign-in on r's route host that
+// comes back to returnTo (a path and query on that host).
+func (m *Manager) RedirectToSignIn(w http.ResponseWriter, r *http.Request, returnTo string) {
+	h, ok := routeHost(w, r)
+	if !ok {
+		return
+	}
+	if !ValidReturnTo(returnTo) {
+		renderError(w, http.StatusBadRequest, "The page to return to after sign-in is not a path on this host.")
+		return
+	}
+	m.startSignIn(w, r, h, returnTo)
+}
+
+func (m *Manager) startSignIn(w http.ResponseWriter, r *http.Request, h *hosts.Host, returnTo string) {
+	nonce := m.flowNonce(w, r, h, SignInCookie, "/.gateway/", http.SameSiteLaxMode)
+	state := secret.NewToken()
+	req := signInRequest{Host: h.Authority, ReturnTo: returnTo, Browser: hashString(nonce)}
+	if err := m.putOneTime(r.Context(), state, kindSignIn, req, signInLifetime); err != nil {
+		m.internalError(w, r, "store sign-in state", err)
+		return
+	}
+	redirect(w, m.authn.Origin+paths.AuthenticateSignIn+"?state="+url.QueryEscape(state))
+}
+
+// AuthenticateSignIn serves paths.AuthenticateSignIn on the authenticate host: GET ?state=….
+func (m *Manager) AuthenticateSignIn(w http.ResponseWriter, r *http.Request) {
+	if !m.onAuthn(w, r) {
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		methodNotAllowed(w, "GET")
+		return
+	}
+	var req signInRequest
+	if err := m.takeOneTime(r.Context(), r.URL.Query().Get("state"), kindSignIn, &req); err != nil {
+		m.flowError(w, r, err, "This sign-in link has expired or was already used. Go back to the application and sign in again.")
+		return
+	}
+	if h := m.hosts.Lookup(req.Host); h == nil || len(h.Routes) == 0 {
+		renderError(w, http.StatusBadRequest, "The sign-in request names no configured host.")
+		return
+	}
+	s, err := m.fromCookie(r, AuthnCookie, m.authn)
+	if err != nil {
+		m.internalError(w, r, "read authenticate session", err)
+		return
+	}
+	if s != nil {
+		m.handoff(w, r, s.ID, req)
+		return
+	}
+	flow := m.flowNonce(w, r, m.authn, FlowCookie, "/", m.flowSameSite())
+	st := idpState{Browser: hashString(flow), Nonce: secret.NewToken(), Verifier: oauth2.GenerateVerifier(), SignIn: req}
+	state := secret.NewToken()
+	raw, err := json.Marshal(st)
+	if err != nil {
+		m.internalError(w, r, "encode provider state", err)
+		return
+	}
+	err = m.store.PutOneTime(r.Context(), store.OneTime{
+		Hash: secret.Hash(state), Kind: kindIdP, Payload: m.sealer.Seal(raw, sealPurposeIdPState),
+		ExpiresAt: m.now().Add(signInLifetime),
+	})
+	if err != nil {
+		m.internalError(w, r, "store provider state", err)
+		return
+	}
+	target, err := m.connector.AuthCodeURL(r.Context(), state, st.Nonce, st.Verifier)
+	if err != nil {
+		m.log.ErrorContext(r.Context(), "identity provider unavailable", "error", err.Error())
+		renderError(w, http.StatusServiceUnavailable, "The identity provider cannot be reached. Try again in a moment.")
+		return
+	}
+	redirect(w, target)
+}
+
+// Callback serves paths.IdPCallback on the authenticate host (GET, or POST for providers
+// using response_mode=form_post).
+func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
+	if !m.onAuthn(w, r) {
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodPost {
+		methodNotAllowed(w, "GET, POST")
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		renderError(w, http.StatusBadRequest, "The identity provider's answer could not be read.")
+		return
+	}
+	stateValue := r.Form.Get("state")
+	if !plausibleToken(stateValue) {
+		renderError(w, http.StatusBadRequest, "The identity provider's answer carries no valid state.")
+		return
+	}
+	one, err := m.store.TakeOneTime(r.Context(), secret.Hash(stateValue), kindIdP, m.now())
+	if err != nil {
+		m.flowError(w, r, err, "This sign-in has expired or was already completed. Go back to the application and sign in again.")
+		return
+	}
+	var st idpState
+	raw, err := m.sealer.Open(one.Payload, sealPurposeIdPState)
+	if err == nil {
+		err = json.Unmarshal(raw, &st)
+	}
+	if err != nil {
+		m.internalError(w, r, "open provider state", err)
+		return
+	}
+	if !sameBrowser(r, FlowCookie, st.Browser) {
+		m.log.WarnContext(r.Context(), "sign-in callback from another browser refused")
+		renderError(w, http.StatusForbidden, "This sign-in was started in another browser. Start again from the application.")
+		return
+	}
+	clearCookie(w, m.authn, FlowCookie, "/", m.flowSameSite())
+	if e := r.Form.Get("error"); e != "" {
+		m.log.InfoContext(r.Context(), "identity provider returned an error", "error", safeCode(e))
+		renderError(w, http.StatusForbidden, "The identity provider did not sign you in ("+safeCode(e)+").")
+		return
+	}
+	ident, toks, err := m.connector.Exchange(r.Context(), r.Form.Get("code"), st.Verifier, st.Nonce)
+	if err != nil {
+		m.log.WarnContext(r.Context(), "sign-in at the identity provider failed", "error", err.Error())
+		if errors.Is(err, idp.ErrUnavailable) {
+			renderError(w, http.StatusServiceUnavailable, "The identity provider cannot be reached. Try again in a moment.")
+			return
+		}
+		renderError(w, http.StatusForbidden, "The identity provider's answer could not be verified.")
+		return
+	}
+	if ident.Subject == "" {
+		renderError(w, http.StatusForbidden, "The identity provider did not name the user.")
+		return
+	}
+	s, err := m.createSession(r.Context(), ident, toks)
+	if err != nil {
+		m.internalError(w, r, "create session", err)
+		return
+	}
+	if err := m.issueCookie(w, r, m.authn, AuthnCookie, s); err != nil {
+		m.internalError(w, r, "create authenticate cookie", err)
+		return
+	}
+	m.log.InfoContext(r.Context(), "signed in", "sub", s.Subject)
+	m.handoff(w, r, s.ID, st.SignIn)
+}
+
+func (m *Manager) createSession(ctx context.Context, ident idp.Identity, toks idp.Tokens) (store.Session, error) {
+	now := m.now()
+	s := store.Session{ID: secret.NewToken(), CreatedAt: now, ExpiresAt: now.Add(m.lifetime)}
+	if err := applyIdentity(&s, ident); err != nil {
+		return s, err
+	}
+	if err := m.sealTokens(&s, toks); err != nil {
+		return s, err
+	}
+	if err := m.store.CreateSession(ctx, s); err != nil {
+		return s, fmt.Errorf("store session: %w", err)
+	}
+	s.Version = 1
+	return s, nil
+}
+
+// handoff sends the browser to the route host with a one-time code for session id.
+func (m *Manager) handoff(w http.ResponseWriter, r *http.Request, sessionID string, req signInRequest) {
+	h := m.hosts.Lookup(req.Host)
+	if h == nil {
+		renderError(w, http.StatusBadRequest, "The sign-in request names no configured host.")
+		return
+	}
+	code := secret.NewToken()
+	if err := m.putOneTime(r.Context(), code, kindHandoff, handoff{SessionID: sessionID, signInRequest: req}, handoffLifetime); err != nil {
+		m.internalError(w, r, "store handoff", err)
+		return
+	}
+	redirect(w, h.Origin+paths.Handoff+"?code="+url.QueryEscape(code))
+}
+
+// Handoff serves paths.Handoff on route hosts: GET ?code=….
+func (m *Manager) Handoff(w http.ResponseWriter, r *http.Request) {
+	h, ok := routeHost(w, r)
+	if !ok {
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		methodNotAllowed(w, "GET")
+		return
+	}
+	var ho handoff
+	if err := m.takeOneTime(r.Context(), r.URL.Query().Get("code"), kindHandoff, &ho); err != nil {
+		m.flowError(w, r, err, "This sign-in link has expired or was already used. Reload the application to sign in again.")
+		return
+	}
+	if ho.Host != h.Authority {
+		m.log.WarnContext(r.Context(), "handoff code presented on another host refused", "minted_for", ho.Host)
+		renderError(w, http.StatusBadRequest, "This sign-in link belongs to another site.")
+		return
+	}
+	if !sameBrowser(r, SignInCookie, ho.Browser) {
+		m.log.WarnContext(r.Context(), "handoff from another browser refused")
+		renderError(w, http.StatusForbidden, "This sign-in was started in another browser. Reload the application to sign in again.")
+		return
+	}
+	s, err := m.store.GetSession(r.Context(), ho.SessionID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		m.internalError(w, r, "read session", err)
+		return
+	}
+	if err != nil || !s.RevokedAt.IsZero() || !m.now().Before(s.ExpiresAt) {
+		m.flowError(w, r, store.ErrNotFound, "Your session has ended. Reload the application to sign in again.")
+		return
+	}
+	if err := m.issueCookie(w, r, h, checkapi.SessionCookie, s); err != nil {
+		m.internalError(w, r, "create session cookie", err)
+		return
+	}
+	if !ValidReturnTo(ho.ReturnTo) {
+		ho.ReturnTo = "/"
+	}
+	redirect(w, ho.ReturnTo)
+}
+
+// issueCookie creates a browser cookie of s bound to h and sets it as cookie name.
+func (m *Manager) issueCookie(w http.ResponseWriter, r *http.Request, h *hosts.Host, name string, s store.Session) error {
+	value := secret.NewToken()
+	err := m.store.CreateBrowserCookie(r.Context(), store.BrowserCookie{
+		Hash: secret.Hash(value), SessionID: s.ID, Host: h.Authority, CreatedAt: m.now(), ExpiresAt: s.ExpiresAt,
+	})
+	if err != nil {
+		return err
+	}
+	maxAge := int(s.ExpiresAt.Sub(m.now()).Seconds())
+	if maxAge < 1 {
+		maxAge = 1
+	}
+	setCookie(w, h, name, value, "/", s.ExpiresAt, maxAge, http.SameSiteLaxMode)
+	return nil
+}
+
+// SignOut serves paths.SignOut on route hosts. GET shows a confirmation form; POST with
+// the form's csrf_token revokes the session everywhere (its grants and cookies included),
+// clears the cookie and redirects to return_to when it is a path on this host.
+func (m *Manager) SignOut(w http.ResponseWriter, r *http.Request) {
+	h, ok := routeHost(w, r)
+	if !ok {
+		return
+	}
+	s, err := m.Current(r)
+	if err != nil {
+		m.internalError(w, r, "read session", err)
+		return
+	}
+	returnTo := r.URL.Query().Get("return_to")
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		if s == nil {
+			clearCookie(w, h, checkapi.SessionCookie, "/", http.SameSiteLaxMode)
+			render(w, http.StatusOK, page{Title: "Signed out", Message: "You are signed out."})
+			return
+		}
+		if !ValidReturnTo(returnTo) {
+			returnTo = ""
+		}
+		render(w, http.StatusOK, page{Title: "Sign out", Message: "Sign out of " + h.Authority + " and every application of this gateway?",
+			Form: &pageForm{Action: paths.SignOut, CSRF: m.CSRFToken(r), ReturnTo: returnTo, Button: "Sign out"}})
+	case http.MethodPost:
+		if err := r.ParseForm(); err != nil {
+			renderError(w, http.StatusBadRequest, "The sign-out form could not be read.")
+			return
+		}
+		if s != nil {
+			if !m.VerifyCSRF(r, r.PostForm.Get("csrf_token")) {
+				renderError(w, http.StatusForbidden, "The sign-out form has expired. Reload the page and try again.")
+				return
+			}
+			now := m.now()
+			if err := m.store.RevokeSession(r.Context(), s.ID, now); err != nil && !errors.Is(err, store.ErrNotFound) {
+				m.internalError(w, r, "revoke session", err)
+				return
+			}
+			if _, err := m.store.RevokeGrantsBySession(r.Context(), s.ID, now); err != nil {
+				m.internalError(w, r, "revoke grants", err)
+				return
+			}
+			m.log.InfoContext(r.Context(), "signed out", "sub", s.Subject)
+		}
+		clearCookie(w, h, checkapi.SessionCookie, "/", http.SameSiteLaxMode)
+		if rt := r.PostForm.Get("return_to"); ValidReturnTo(rt) {
+			redirect(w, rt)
+			return
+		}
+		render(w, http.StatusOK, page{Title: "Signed out", Message: "You are signed out."})
+	default:
+		methodNotAllowed(w, "GET, POST")
+	}
+}
+
+// flowNonce returns the browser's flow nonce in cookie name, setting a new one when absent.
+// An existing one is kept so sign-ins in several tabs do not invalidate each other.
+func (m *Manager) flowNonce(w http.ResponseWriter, r *http.Request, h *hosts.Host, name, path string, sameSite http.SameSite) string {
+	if v := cookieValue(r, name); v != "" {
+		return v
+	}
+	v := secret.NewToken()
+	setCookie(w, h, name, v, path, m.now().Add(signInLifetime), int(signInLifetime.Seconds()), sameSite)
+	return v
+}
+
+// flowSameSite is the SameSite of the authenticate host's flow cookie: None on https so it
+// survives a response_mode=form_post callback (a cross-site POST), Lax on loopback http
+// where None is not allowed without Secure.
+func (m *Manager) flowSameSite() http.SameSite {
+	if m.authn.Secure() {
+		return http.SameSiteNoneMode
+	}
+	return http.SameSiteLaxMode
+}
+
+func (m *Manager) putOneTime(ctx context.Context, value, kind string, payload any, ttl time.Duration) error {
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", kind, err)
+	}
+	return m.store.PutOneTime(ctx, store.OneTime{Hash: secret.Hash(value), Kind: kind, Payload: raw, ExpiresAt: m.now().Add(ttl)})
+}
+
+// takeOneTime spends value of kind and decodes its payload into v.
+func (m *Manager) takeOneTime(ctx context.Context, value, kind string, v any) error {
+	if !plausibleToken(value) {
+		return store.ErrNotFound
+	}
+	one, err := m.store.TakeOneTime(ctx, secret.Hash(value), kind, m.now())
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(one.Payload, v); err != nil {
+		return fmt.Errorf("decode %s: %w", kind, err)
+	}
+	return nil
+}
+
+// sameBrowser reports whether r carries cookie name whose hash is want.
+func sameBrowser(r *http.Request, name, want string) bool {
+	v := cookieValue(r, name)
+	return v != "" && subtle.ConstantTimeCompare([]byte(hashString(v)), []byte(want)) == 1
+}
+
+func hashString(v string) string { return base64.RawURLEncoding.EncodeToString(secret.Hash(v)) }
+
+// routeHost returns r's resolved host when it has routes; otherwise it answers 404.
+func routeHost(w http.ResponseWriter, r *http.Request) (*hosts.Host, bool) {
+	h, ok := hosts.FromContext(r.Context())
+	if !ok || len(h.Routes) == 0 {
+		renderError(w, http.StatusNotFound, "There is no such page on this host.")
+		return nil, false
+	}
+	return h, true
+}
+
+func (m *Manager) onAuthn(w http.ResponseWriter, r *http.Request) bool {
+	h, ok := hosts.FromContext(r.Context())
+	if !ok || h != m.authn {
+		renderError(w, http.StatusNotFound, "There is no such page on this host.")
+		return false
+	}
+	return true
+}
+
+// flowError answers a failed one-time lookup: 400 with message when it is unknown, expired
+// or spent, 500 otherwise.
+func (m *Manager) flowError(w http.ResponseWriter, r *http.Request, err error, message string) {
+	if errors.Is(err, store.ErrNotFound) {
+		renderError(w, http.StatusBadRequest, message)
+		return
+	}
+	m.internalError(w, r, "sign-in flow", err)
+}
+
+func (m *Manager) internalError(w http.ResponseWriter, r *http.Request, what string, err error) {
+	m.log.ErrorContext(r.Context(), what, "error", err.Error())
+	renderError(w, http.StatusInternalServerError, "Something went wrong on our side. Try again in a moment.")
+}
+
+func redirect(w http.ResponseWriter, location string) {
+	w.Header().Set("Location", location)
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusSeeOther)
+}
+
+func methodNotAllowed(w http.ResponseWriter, allow string) {
+	w.Header().Set("Allow", allow)
+	renderError(w, http.StatusMethodNotAllowed, "Method not allowed.")
+}
+
+// safeCode keeps an OAuth error code printable and short.
+func safeCode(s string) string {
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.' {
+			return r
+		}
+		return -1
+	}, s)
+}

@@ -1,0 +1,295 @@
+package session
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpmesh/gateway/shared/config"
+	"github.com/mcpmesh/gateway/shared/paths"
+	"github.com/mcpmesh/gateway/tokensvc/hosts"
+	"github.com/mcpmesh/gateway/tokensvc/idp"
+	"github.com/mcpmesh/gateway/tokensvc/store"
+	"github.com/mcpmesh/gateway/tokensvc/store/memory"
+)
+
+const (
+	authnOrigin = "https://auth.example.com"
+	appOrigin   = "https://app.example.com"
+	mcpOrigin   = "https://mcp.example.com"
+	idpAuthURL  = "https://idp.example.com/authorize"
+)
+
+// fakeIdP is an in-package idp.Connector: AuthCodeURL records the flow, login plays the
+// user signing in at the provider, Exchange checks code, verifier and nonce.
+type fakeIdP struct {
+	mu          sync.Mutex
+	flows       map[string]fakeFlow // state -> flow
+	codes       map[string]fakeFlow // code -> flow
+	users       map[string]idp.Identity
+	logins      int
+	unavailable bool
+	refreshErr  error
+	refreshID   idp.Identity
+	refreshes   int
+	lastRefresh idp.Tokens
+	onRefresh   func() // runs before Refresh answers, outside the lock
+}
+
+type fakeFlow struct {
+	nonce, verifier, subject string
+}
+
+func newFakeIdP() *fakeIdP {
+	return &fakeIdP{flows: map[string]fakeFlow{}, codes: map[string]fakeFlow{}, users: map[string]idp.Identity{
+		"alice": {Subject: "alice", Email: "alice@example.com", Name: "Alice", Groups: []string{"eng"}, Claims: map[string]any{"sub": "alice", "dept": "r&d"}},
+		"bob":   {Subject: "bob", Email: "bob@example.com", Name: "Bob", Claims: map[string]any{"sub": "bob"}},
+	}}
+}
+
+func (f *fakeIdP) AuthCodeURL(_ context.Context, state, nonce, verifier string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.unavailable {
+		return "", fmt.Errorf("discover: %w", idp.ErrUnavailable)
+	}
+	f.flows[state] = fakeFlow{nonce: nonce, verifier: verifier}
+	return idpAuthURL + "?state=" + url.QueryEscape(state), nil
+}
+
+// login plays the user signing in as subject at authURL; it returns the callback URL.
+func (f *fakeIdP) login(t *testing.T, authURL, subject string) string {
+	t.Helper()
+	u, err := url.Parse(authURL)
+	if err != nil || !strings.HasPrefix(authURL, idpAuthURL) {
+		t.Fatalf("not the provider's authorization URL: %q", authURL)
+	}
+	state := u.Query().Get("state")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fl, ok := f.flows[state]
+	if !ok {
+		t.Fatalf("unknown state at the provider")
+	}
+	fl.subject = subject
+	code := fmt.Sprintf("code-%d", len(f.codes)+1)
+	f.codes[code] = fl
+	f.logins++
+	return authnOrigin + paths.IdPCallback + "?code=" + code + "&state=" + url.QueryEscape(state)
+}
+
+func (f *fakeIdP) Exchange(_ context.Context, code, verifier, nonce string) (idp.Identity, idp.Tokens, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fl, ok := f.codes[code]
+	delete(f.codes, code)
+	if !ok || subtle.ConstantTimeCompare([]byte(fl.verifier), []byte(verifier)) != 1 {
+		return idp.Identity{}, idp.Tokens{}, fmt.Errorf("exchange: %w: invalid_grant", idp.ErrRefused)
+	}
+	if fl.nonce != nonce {
+		return idp.Identity{}, idp.Tokens{}, fmt.Errorf("exchange: %w: nonce", idp.ErrInvalidResponse)
+	}
+	return f.users[fl.subject], idp.Tokens{AccessToken: "at-" + fl.subject, RefreshToken: "rt-1", IDToken: "idt"}, nil
+}
+
+func (f *fakeIdP) Refresh(_ context.Context, t idp.Tokens) (idp.Identity, idp.Tokens, error) {
+	if f.onRefresh != nil {
+		f.onRefresh()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refreshes++
+	f.lastRefresh = t
+	if f.refreshErr != nil {
+		return idp.Identity{}, idp.Tokens{}, f.refreshErr
+	}
+	return f.refreshID, idp.Tokens{AccessToken: "at-new", RefreshToken: fmt.Sprintf("rt-%d", f.refreshes+1), IDToken: "idt-new"}, nil
+}
+
+// clock is a settable test clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// env is a Manager on a memory store, with the authenticate host, an mcp.client app host
+// and an mcp.server host.
+type env struct {
+	t       *testing.T
+	cfg     *config.Config
+	store   *memory.Store
+	idp     *fakeIdP
+	clock   *clock
+	m       *Manager
+	handler http.Handler
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	cfg := &config.Config{
+		RuntimeFlags:           map[string]bool{"mcp": true},
+		AuthenticateServiceURL: authnOrigin,
+		SharedSecret:           base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef")),
+		CookieSecret:           base64.StdEncoding.EncodeToString([]byte("fedcba9876543210fedcba9876543210")),
+		CookieExpiration:       config.Duration(time.Hour),
+		Routes: []config.Route{
+			{From: appOrigin, To: "http://app.internal", MCP: &config.MCP{Client: &config.MCPClient{}}},
+			{From: mcpOrigin + "/mcp", To: "http://mcp.internal", MCP: &config.MCP{Server: &config.MCPServer{}}},
+		},
+	}
+	e := &env{t: t, cfg: cfg, store: memory.New(), idp: newFakeIdP(), clock: &clock{t: time.Unix(1_700_000_000, 0)}}
+	table := hosts.NewTable(cfg)
+	m, err := New(cfg, e.store, e.idp, table, WithClock(e.clock.now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m = m
+	mux := http.NewServeMux()
+	mux.HandleFunc(paths.SignIn, m.SignIn)
+	mux.HandleFunc(paths.Handoff, m.Handoff)
+	mux.HandleFunc(paths.SignOut, m.SignOut)
+	mux.HandleFunc(paths.AuthenticateSignIn, m.AuthenticateSignIn)
+	mux.HandleFunc(paths.IdPCallback, m.Callback)
+	mux.HandleFunc("/whoami", func(w http.ResponseWriter, r *http.Request) {
+		s, err := m.Current(r)
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		if s == nil {
+			http.Error(w, "signed out", http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprintf(w, "%s %s", s.Subject, m.CSRFToken(r))
+	})
+	mux.HandleFunc("/protected", func(w http.ResponseWriter, r *http.Request) {
+		if s, _ := m.Current(r); s == nil {
+			m.RedirectToSignIn(w, r, r.URL.RequestURI())
+			return
+		}
+		io.WriteString(w, "secret page")
+	})
+	e.handler = table.Middleware(mux)
+	return e
+}
+
+// browser is a user agent with a cookie jar that talks to env's handler in-process.
+type browser struct {
+	e   *env
+	jar *cookiejar.Jar
+}
+
+func (e *env) browser() *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{e: e, jar: jar}
+}
+
+// do sends one request and returns the response (redirects not followed).
+func (b *browser) do(method, rawURL string, form url.Values) *http.Response {
+	b.e.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req := httptest.NewRequest(method, rawURL, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for _, c := range b.jar.Cookies(req.URL) {
+		req.AddCookie(c)
+	}
+	rec := httptest.NewRecorder()
+	b.e.handler.ServeHTTP(rec, req)
+	resp := rec.Result()
+	b.jar.SetCookies(req.URL, resp.Cookies())
+	return resp
+}
+
+// follow GETs rawURL and follows redirects on the gateway's hosts. It stops at the provider
+// (returning its URL) or at a non-redirect response.
+func (b *browser) follow(rawURL string) (*http.Response, string) {
+	b.e.t.Helper()
+	u, _ := url.Parse(rawURL)
+	for range 10 {
+		resp := b.do(http.MethodGet, u.String(), nil)
+		if resp.StatusCode < 300 || resp.StatusCode > 399 {
+			return resp, u.String()
+		}
+		next, err := u.Parse(resp.Header.Get("Location"))
+		if err != nil {
+			b.e.t.Fatalf("bad Location %q", resp.Header.Get("Location"))
+		}
+		if strings.HasPrefix(next.String(), idpAuthURL) {
+			return resp, next.String()
+		}
+		u = next
+	}
+	b.e.t.Fatal("redirect loop")
+	return nil, ""
+}
+
+// signIn signs the browser in on origin as subject and returns the final URL.
+func (b *browser) signIn(origin, returnTo, subject string) string {
+	b.e.t.Helper()
+	_, at := b.follow(origin + paths.SignIn + "?return_to=" + url.QueryEscape(returnTo))
+	if strings.HasPrefix(at, idpAuthURL) {
+		_, at = b.follow(b.e.idp.login(b.e.t, at, subject))
+	}
+	return at
+}
+
+// whoami returns the subject signed in on origin, or "".
+func (b *browser) whoami(origin string) (subject, csrf string) {
+	resp := b.do(http.MethodGet, origin+"/whoami", nil)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		return "", ""
+	}
+	subject, csrf, _ = strings.Cut(string(body), " ")
+	return subject, csrf
+}
+
+func (b *browser) cookie(origin, name string) *http.Cookie {
+	u, _ := url.Parse(origin)
+	for _, c := range b.jar.Cookies(u) {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func mustSession(t *testing.T, st store.Store, id string) store.Session {
+	t.Helper()
+	s, err := st.GetSession(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+var errTransient = errors.New("connection refused")
+
+func hostsWithHost(r *http.Request, h *hosts.Host) context.Context {
+	return hosts.WithHost(r.Context(), h)
+}
+
+func (b *browser) reqNoCookie(origin string) *http.Request {
+	r, _ := http.NewRequest(http.MethodPost, origin+"/", nil)
+	u, _ := url.Parse(origin)
+	return r.WithContext(hosts.WithHost(r.Context(), b.e.m.hosts.Lookup(u.Host)))
+}
