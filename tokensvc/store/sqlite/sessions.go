@@ -63,7 +63,7 @@ func (s *Store) UpdateSession(ctx context.Context, sess store.Session) (int64, e
 		return 0, fmt.Errorf("update session: %w", err)
 	}
 	var version int64
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(tx *wtx) error {
 		err := tx.QueryRowContext(ctx, `UPDATE sessions SET email = ?, name = ?, groups_json = ?, claims = ?,
 			idp_tokens = ?, idp_token_expiry = ?, expires_at = ?, version = version + 1
 			WHERE id = ? AND version = ? AND revoked_at IS NULL RETURNING version`,
@@ -88,7 +88,7 @@ func (s *Store) UpdateSession(ctx context.Context, sess store.Session) (int64, e
 // RevokeSession implements [store.Sessions].
 func (s *Store) RevokeSession(ctx context.Context, id string, at time.Time) error {
 	n := now(at)
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE sessions SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`, n, id)
 		if err := affected("revoke session", res, err); err != nil {
 			return err
@@ -223,7 +223,7 @@ var gcStatements = []string{
 // DeleteExpired implements [store.Store].
 func (s *Store) DeleteExpired(ctx context.Context, at time.Time) (int64, error) {
 	var total int64
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *wtx) error {
 		for _, q := range gcStatements {
 			res, err := tx.ExecContext(ctx, q, now(at))
 			if err != nil {

@@ -28,8 +28,8 @@ const busyTimeout = 10 * time.Second
 
 // Store is a [store.Store] on one SQLite database file.
 type Store struct {
-	w *sql.DB // exactly one connection; every write
-	r *sql.DB // read-only connections
+	w *db // exactly one connection; every write
+	r *db // read-only connections
 }
 
 var _ store.Store = (*Store)(nil)
@@ -50,7 +50,7 @@ func New(ctx context.Context, path string) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	s := &Store{w: w}
+	s := &Store{w: newDB(w)}
 	if err := s.migrate(ctx); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
@@ -63,7 +63,7 @@ func New(ctx context.Context, path string) (*Store, error) {
 	n := max(2, runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	s.r = r
+	s.r = newDB(r)
 	return s, nil
 }
 
@@ -76,7 +76,7 @@ func (s *Store) Close() error {
 // schema_migrations, each in its own IMMEDIATE transaction, so concurrent
 // openers of one file serialise.
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	if _, err := s.w.DB.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
@@ -95,7 +95,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("read migration %s: %w", name, err)
 		}
-		if err := s.tx(ctx, func(tx *sql.Tx) error {
+		if err := rawTx(ctx, s.w.DB, func(tx *sql.Tx) error {
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
 				return err
@@ -116,13 +116,32 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
-// tx runs fn in a write transaction and commits it if fn returns nil.
-func (s *Store) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+// rawTx runs fn in a transaction of d without the statement cache.
+func rawTx(ctx context.Context, d *sql.DB, fn func(tx *sql.Tx) error) error {
+	tx, err := d.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// tx runs fn in a write transaction and commits it if fn returns nil.
+func (s *Store) tx(ctx context.Context, fn func(tx *wtx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	t := &wtx{tx: tx, d: s.w}
+	defer func() {
+		for _, q := range t.missed {
+			s.w.prepare(ctx, q)
+		}
+	}()
+	if err := fn(t); err != nil {
 		_ = tx.Rollback()
 		return err
 	}

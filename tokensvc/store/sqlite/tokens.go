@@ -61,7 +61,7 @@ func (s *Store) CreateGrant(ctx context.Context, g store.Grant, first store.Refr
 	if err != nil {
 		return err
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(tx *wtx) error {
 		if g.SessionID != "" {
 			var one int
 			err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ? AND revoked_at IS NULL`,
@@ -83,7 +83,7 @@ func (s *Store) CreateGrant(ctx context.Context, g store.Grant, first store.Refr
 	})
 }
 
-func insertRefresh(ctx context.Context, tx *sql.Tx, t store.RefreshToken) error {
+func insertRefresh(ctx context.Context, tx *wtx, t store.RefreshToken) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO refresh_tokens (hash, grant_id, created_at, expires_at, used_at)
 		VALUES (?, ?, ?, ?, ?)`, t.Hash, t.GrantID, ts(t.CreatedAt), ts(t.ExpiresAt), ts(t.UsedAt))
 	return err
@@ -126,7 +126,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, oldHash []byte, next sto
 	n := now(at)
 	var g store.Grant
 	reused := false
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(tx *wtx) error {
 		var usedAt sql.NullInt64
 		dest := append([]any{&usedAt}, grantDest(&g)...)
 		err := tx.QueryRowContext(ctx, `SELECT r.used_at, `+grantColumns+`
@@ -160,7 +160,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, oldHash []byte, next sto
 
 // revokeGrant revokes one grant (keeping an earlier RevokedAt) and deletes
 // its access tokens. It reports ErrNotFound for an unknown grant.
-func revokeGrant(ctx context.Context, tx *sql.Tx, id string, n int64) error {
+func revokeGrant(ctx context.Context, tx *wtx, id string, n int64) error {
 	res, err := tx.ExecContext(ctx, `UPDATE grants SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`, n, id)
 	if err := affected("revoke grant", res, err); err != nil {
 		return err
@@ -173,7 +173,7 @@ func revokeGrant(ctx context.Context, tx *sql.Tx, id string, n int64) error {
 
 // RevokeGrant implements [store.Grants].
 func (s *Store) RevokeGrant(ctx context.Context, id string, at time.Time) error {
-	return s.tx(ctx, func(tx *sql.Tx) error { return revokeGrant(ctx, tx, id, now(at)) })
+	return s.tx(ctx, func(tx *wtx) error { return revokeGrant(ctx, tx, id, now(at)) })
 }
 
 // ListGrantsBySession implements [store.Grants].
@@ -201,14 +201,14 @@ func (s *Store) ListGrantsBySession(ctx context.Context, sessionID string) ([]st
 // RevokeGrantsBySession implements [store.Grants].
 func (s *Store) RevokeGrantsBySession(ctx context.Context, sessionID string, at time.Time) (int64, error) {
 	var count int64
-	err := s.tx(ctx, func(tx *sql.Tx) (err error) {
+	err := s.tx(ctx, func(tx *wtx) (err error) {
 		count, err = revokeGrantsBySession(ctx, tx, sessionID, now(at))
 		return err
 	})
 	return count, err
 }
 
-func revokeGrantsBySession(ctx context.Context, tx *sql.Tx, sessionID string, n int64) (int64, error) {
+func revokeGrantsBySession(ctx context.Context, tx *wtx, sessionID string, n int64) (int64, error) {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM access_tokens WHERE grant_id IN
 		(SELECT id FROM grants WHERE session_id = ? AND revoked_at IS NULL)`, sessionID); err != nil {
 		return 0, fmt.Errorf("revoke grants of session: delete access tokens: %w", err)
