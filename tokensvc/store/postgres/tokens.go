@@ -121,11 +121,12 @@ func (s *Store) GetRefreshToken(ctx context.Context, hash []byte, at time.Time) 
 
 // RotateRefreshToken implements [store.Grants].
 //
-// The spend is one UPDATE … WHERE used_at IS NULL RETURNING: a concurrent
-// spender of the same row waits for the first one's lock, re-checks the
-// condition against the committed row, finds used_at set and updates
-// nothing. Only then does it look at the row to tell reuse (revoke the
-// grant) from absence.
+// The spend is one statement: UPDATE … WHERE used_at IS NULL RETURNING,
+// with the new token inserted from its result. A concurrent spender of the
+// same row waits for the first one's row lock, re-checks the condition
+// against the committed row, finds used_at set and updates nothing. Only
+// then does a second statement tell reuse (revoke the grant and delete its
+// access tokens, again in one statement) from absence.
 func (s *Store) RotateRefreshToken(ctx context.Context, oldHash []byte, next store.RefreshToken, at time.Time) (store.Grant, error) {
 	next, err := record.RefreshToken(next, "")
 	if err != nil {
@@ -133,40 +134,37 @@ func (s *Store) RotateRefreshToken(ctx context.Context, oldHash []byte, next sto
 	}
 	n := now(at)
 	var g store.Grant
-	reused := false
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `UPDATE refresh_tokens r SET used_at = $2 FROM grants g
+	err = s.pool.QueryRow(ctx, `WITH spent AS (
+			UPDATE refresh_tokens r SET used_at = $2 FROM grants g
 			WHERE r.hash = $1 AND r.used_at IS NULL AND r.expires_at > $2
 			AND g.id = r.grant_id AND g.revoked_at IS NULL AND g.expires_at > $2
-			RETURNING `+grantColumns, oldHash, n).Scan(grantDest(&g)...)
-		if err == nil {
-			next.GrantID = g.ID
-			if err := insertRefresh(ctx, tx, next); err != nil {
-				return insertErr("rotate refresh token: new token", err)
-			}
-			return nil
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("rotate refresh token: %w", err)
-		}
-		// Not spendable: spent already (reuse), or not found.
-		var grantID string
-		err = tx.QueryRow(ctx, `SELECT g.id FROM refresh_tokens r JOIN grants g ON g.id = r.grant_id
+			RETURNING `+grantColumns+`
+		), issued AS (
+			INSERT INTO refresh_tokens (hash, grant_id, created_at, expires_at)
+			SELECT $3, spent.id, $4, $5 FROM spent
+		)
+		SELECT * FROM spent`, oldHash, n, next.Hash, ts(next.CreatedAt), ts(next.ExpiresAt)).Scan(grantDest(&g)...)
+	if err == nil {
+		return g, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return store.Grant{}, insertErr("rotate refresh token", err)
+	}
+	// Not spendable: spent already (reuse), or not found.
+	var grantID string
+	err = s.pool.QueryRow(ctx, `WITH revoked AS (
+			UPDATE grants g SET revoked_at = $2 FROM refresh_tokens r
 			WHERE r.hash = $1 AND r.used_at IS NOT NULL AND r.expires_at > $2
-			AND g.revoked_at IS NULL AND g.expires_at > $2`, oldHash, n).Scan(&grantID)
-		if err != nil {
-			return rowErr("rotate refresh token", err)
-		}
-		reused = true
-		return revokeGrant(ctx, tx, grantID, n)
-	})
+			AND g.id = r.grant_id AND g.revoked_at IS NULL AND g.expires_at > $2
+			RETURNING g.id
+		), dropped AS (
+			DELETE FROM access_tokens a USING revoked WHERE a.grant_id = revoked.id
+		)
+		SELECT id FROM revoked`, oldHash, n).Scan(&grantID)
 	if err != nil {
-		return store.Grant{}, err
+		return store.Grant{}, rowErr("rotate refresh token", err)
 	}
-	if reused {
-		return store.Grant{}, fmt.Errorf("rotate refresh token: %w", store.ErrRefreshReused)
-	}
-	return g, nil
+	return store.Grant{}, fmt.Errorf("rotate refresh token: %w", store.ErrRefreshReused)
 }
 
 // revokeGrant revokes one grant (keeping an earlier RevokedAt) and deletes
