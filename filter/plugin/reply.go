@@ -90,15 +90,18 @@ func (s *stream) replySignIn() {
 		[]byte(`{"error":"unauthorized","error_description":"sign in at `+s.route.origin+paths.SignIn+`"}`))
 }
 
-// requestID is the proxy's request ID (x-request-id).
+// requestID is the proxy's request ID (x-request-id), read during the request-headers
+// callback: Envoy no longer exposes the request headers once they have been continued.
 func (s *stream) requestID() string {
-	if id, ok := s.h.RequestHeader("x-request-id"); ok {
-		return id
+	if !s.reqIDRead {
+		s.reqIDRead = true
+		if id, ok := s.h.RequestHeader("x-request-id"); ok {
+			s.reqID = id
+		} else if b, ok := s.h.Property("request", "id"); ok {
+			s.reqID = string(b)
+		}
 	}
-	if b, ok := s.h.Property("request", "id"); ok {
-		return string(b)
-	}
-	return ""
+	return s.reqID
 }
 
 // stripSessionCookie removes the gateway session cookie from the Cookie header so that no

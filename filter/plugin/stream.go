@@ -45,6 +45,8 @@ type stream struct {
 	pending    bool    // waiting for the token service
 	done       bool    // continued for good or answered: later callbacks pass through
 	finished   bool    // OnDone ran
+	reqID      string
+	reqIDRead  bool
 }
 
 func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
@@ -54,6 +56,7 @@ func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
 	}
 	authority, _ := s.h.RequestHeader(":authority")
 	path, _ := s.h.RequestHeader(":path")
+	s.requestID()
 	r, res := s.f.routes.match(authority, path)
 	switch res {
 	case pluginconf.ForeignHost, pluginconf.GatewayPath:

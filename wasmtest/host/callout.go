@@ -200,7 +200,7 @@ func buildRequest(ctx context.Context, base string, hdrs Headers, body []byte, t
 		if strings.HasPrefix(f.Name, ":") || f.Name == "host" || f.Name == "content-length" {
 			continue
 		}
-		req.Header[f.Name] = append(req.Header[f.Name], f.Value)
+		req.Header.Add(f.Name, f.Value) // canonical keys, as a server would see them
 	}
 	if len(trl) > 0 {
 		req.Trailer = http.Header{}

@@ -12,6 +12,9 @@ func Check(t testing.TB, s Scenario, r Result) {
 	if r.Stuck {
 		t.Fatalf("stream stuck: paused and never continued or answered")
 	}
+	if r.LateHeaderWrites > 0 {
+		t.Errorf("%d request-header changes after the headers went upstream", r.LateHeaderWrites)
+	}
 	if w.Status == 0 {
 		if !r.Forwarded || r.Status != 0 {
 			t.Errorf("request not forwarded: status %d body %s", r.Status, r.Body)

@@ -76,11 +76,17 @@ type nativeStream struct {
 	reply     *Result
 	continued bool
 	continues int
-	calls     []call
-	nCalls    int
+	// headersGone: the headers went on; their map is no longer reachable.
+	headersGone      bool
+	lateHeaderWrites int
+	calls            []call
+	nCalls           int
 }
 
 func (s *nativeStream) RequestHeader(name string) (string, bool) {
+	if s.headersGone {
+		return "", false // Envoy drops its request header map once the headers continued
+	}
 	for _, h := range s.headers {
 		if h.Name == name {
 			return h.Value, true
@@ -90,10 +96,18 @@ func (s *nativeStream) RequestHeader(name string) (string, bool) {
 }
 func (s *nativeStream) RequestHeaders() []plugin.Header { return s.headers }
 func (s *nativeStream) SetRequestHeader(name, value string) {
+	if s.headersGone {
+		s.lateHeaderWrites++
+		return
+	}
 	s.RemoveRequestHeader(name)
 	s.headers = append(s.headers, plugin.Header{Name: name, Value: value})
 }
 func (s *nativeStream) RemoveRequestHeader(name string) {
+	if s.headersGone {
+		s.lateHeaderWrites++
+		return
+	}
 	kept := s.headers[:0]
 	for _, h := range s.headers {
 		if h.Name != name {
@@ -181,6 +195,7 @@ func (nf *NativeFilter) run(req Request, allowHeadersStop bool) Result {
 	st := nf.Filter.NewStream(s)
 	action := st.OnRequestHeaders(len(s.headers), len(req.Chunks) == 0)
 	headersHeld := action == plugin.Pause
+	s.headersGone = !headersHeld || s.continued
 	before := 0
 	if !allowHeadersStop {
 		s.deliver()
@@ -196,6 +211,7 @@ func (nf *NativeFilter) run(req Request, allowHeadersStop bool) Result {
 			st.OnDone()
 			return Result{Stuck: true, CheckCalls: s.nCalls, Logs: nf.Host.Logs[logStart:]}
 		}
+		s.headersGone = s.headersGone || s.continued
 		s.body = append(s.body, c...)
 		before = s.continues
 		action = st.OnRequestBody(len(s.body), i == len(req.Chunks)-1)
@@ -205,7 +221,7 @@ func (nf *NativeFilter) run(req Request, allowHeadersStop bool) Result {
 	}
 	s.deliver()
 	st.OnDone()
-	res := Result{CheckCalls: s.nCalls, Logs: append([]string(nil), nf.Host.Logs[logStart:]...)}
+	res := Result{CheckCalls: s.nCalls, Logs: append([]string(nil), nf.Host.Logs[logStart:]...), LateHeaderWrites: s.lateHeaderWrites}
 	if s.reply != nil {
 		res.Status, res.Body, res.ReplyHeaders = s.reply.Status, s.reply.Body, s.reply.ReplyHeaders
 		return res

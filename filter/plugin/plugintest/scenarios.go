@@ -28,7 +28,8 @@ type Want struct {
 	LogContains []string
 	// LogNotContains must not appear in any log line.
 	LogNotContains []string
-	// CheckCalls is the number of check calls made (-1: don't care).
+	// CheckCalls is the number of check calls made (-1: don't care, for requests refused
+	// for their body while the check may or may not have gone out, depending on the mode).
 	CheckCalls int
 }
 
@@ -53,6 +54,9 @@ type Result struct {
 	Logs []string
 	// CheckCalls counts the check calls.
 	CheckCalls int
+	// LateHeaderWrites counts request-header changes attempted after the headers went on
+	// (Envoy ignores them: a bug).
+	LateHeaderWrites int
 	// Stuck means the stream could make no progress (a paused stream never continued).
 	Stuck bool
 }
@@ -151,12 +155,12 @@ func Scenarios() []Scenario {
 		{
 			Name:    "ChunkedBodyGrowingPastLimitGets413",
 			Request: Request{Method: "POST", Authority: "tiny.example.com", Path: "/mcp", NoContentLength: true, Headers: [][2]string{jsonCT, bearer(TokenAlice)}, Chunks: []string{strings.Repeat(" ", 60), strings.Repeat(" ", 60), toolsList}},
-			Want:    Want{Status: 413, CheckCalls: 1},
+			Want:    Want{Status: 413, CheckCalls: -1},
 		},
 		{
 			Name:    "NotJSONGets400ParseError",
 			Request: post(mcp, "/mcp", `{"jsonrpc":"2.0",`, bearer(TokenAlice)),
-			Want:    Want{Status: 400, BodyContains: []string{`-32700`}, CheckCalls: 1},
+			Want:    Want{Status: 400, BodyContains: []string{`-32700`}, CheckCalls: -1},
 		},
 		{
 			Name:    "EmptyPOSTGets400",
@@ -166,7 +170,7 @@ func Scenarios() []Scenario {
 		{
 			Name:    "DuplicateMethodKeyIsRefused",
 			Request: post(mcp, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call","params":{"name":"rm"}}`, bearer(TokenAlice)),
-			Want:    Want{Status: 400, BodyContains: []string{`-32600`}, CheckCalls: 1},
+			Want:    Want{Status: 400, BodyContains: []string{`-32600`}, CheckCalls: -1},
 		},
 		{
 			Name:    "EscapedMethodIsStillATool",
