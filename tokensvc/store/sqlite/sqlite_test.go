@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -101,6 +102,24 @@ func TestSQLite_TwoOpenersShareSingleUse(t *testing.T) {
 		}
 		if wins != 1 || reused != 1 {
 			t.Fatalf("round %d: wins %d reuse detections %d, want 1 and 1", round, wins, reused)
+		}
+	}
+}
+
+func TestSQLite_DatabaseFilesAreOwnerOnly(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	s := newStoreAt(t, path)
+	if err := s.CreateSession(t.Context(), store.Session{ID: "s", ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mode := fi.Mode().Perm(); mode&0o077 != 0 {
+			t.Errorf("%s has mode %v, want owner-only", filepath.Base(p), mode)
 		}
 	}
 }
