@@ -24,12 +24,13 @@ var errUnknownClient = errors.New("unknown client")
 // are storage failures.
 func (s *Server) lookupClient(ctx context.Context, id string) (store.Client, error) {
 	if isURLClientID(id) {
-		u, err := parseClientIDURL(id)
-		if err != nil {
-			return store.Client{}, fmt.Errorf("%w: %w", errClientDocument, err)
-		}
-		if !domainAllowed(s.cfg.MCPAllowedClientIDDomains, u.Hostname()) {
+		// The allowlist is checked first, so that any URL outside it gets
+		// the administrator's message, then the URL's shape.
+		if u, err := url.Parse(id); err != nil || !domainAllowed(s.cfg.MCPAllowedClientIDDomains, u.Hostname()) {
 			return store.Client{}, errClientIDDomain
+		}
+		if _, err := parseClientIDURL(id); err != nil {
+			return store.Client{}, fmt.Errorf("%w: %w", errClientDocument, err)
 		}
 		return s.docs.resolve(ctx, id)
 	}
