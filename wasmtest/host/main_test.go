@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -104,4 +106,67 @@ func newHost(t testing.TB, opts Options) *Host {
 	}
 	t.Cleanup(func() { h.Close() })
 	return h
+}
+
+// testCtx returns a context that ends with the test or after 10 seconds.
+func testCtx(t testing.TB) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// get builds request headers for path with extra name/value pairs.
+func get(path string, kv ...string) Headers {
+	h := Headers{{":method", "GET"}, {":path", path}, {":authority", "example.test"}, {":scheme", "http"}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h = append(h, Header{kv[i], kv[i+1]})
+	}
+	return h
+}
+
+// post is get with method POST.
+func post(path string, kv ...string) Headers {
+	h := get(path, kv...)
+	h[0].Value = "POST"
+	return h
+}
+
+// stream opens a stream that is closed at the end of the test.
+func stream(t testing.TB, h *Host) *Stream {
+	t.Helper()
+	s, err := h.NewStream(testCtx(t), StreamInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// waitLog waits for a captured log line containing substr.
+func waitLog(t testing.TB, h *Host, substr string) LogEntry {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e, err := h.WaitLog(ctx, substr)
+	if err != nil {
+		t.Fatalf("no log line containing %q; logs:\n%s", substr, dumpLogs(h))
+	}
+	return e
+}
+
+func dumpLogs(h *Host) string {
+	var b strings.Builder
+	for _, e := range h.Logs() {
+		src := "wasm"
+		if e.Host {
+			src = "host"
+		}
+		fmt.Fprintf(&b, "  [%s %s w%d c%d] %s\n", src, e.Level, e.Worker, e.Context, e.Message)
+	}
+	return b.String()
+}
+
+func contextWithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d)
 }

@@ -162,9 +162,13 @@ func (m *Module) Size() int { return m.size }
 
 // Imports returns the host functions the module imports, as "module.name", sorted.
 func (m *Module) Imports() []string {
+	seen := map[string]bool{}
 	out := make([]string, 0, len(m.imports))
 	for _, i := range m.imports {
-		out = append(out, m.table.funcs[i].key())
+		if k := m.table.funcs[i].key(); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
 	}
 	sort.Strings(out)
 	return out
