@@ -1,0 +1,108 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/mcpmesh/gateway/shared/pluginconf"
+	"github.com/mcpmesh/gateway/tokensvc/hosts"
+	"github.com/mcpmesh/gateway/tokensvc/oauth"
+	"github.com/mcpmesh/gateway/tokensvc/store"
+)
+
+// ListedServer is one entry of the route listing (SPEC "Listed MCP server entry").
+type ListedServer struct {
+	Name      string `json:"name"`
+	URL       string `json:"url"`
+	Connected bool   `json:"connected"`
+}
+
+// RouteListing is the body of paths.Routes.
+type RouteListing struct {
+	Servers []ListedServer `json:"servers"`
+}
+
+// handleRoutes serves paths.Routes on mcp.client route hosts: the MCP servers of the
+// gateway and whether the user has connected each one's upstream.
+func (s *Server) handleRoutes(w http.ResponseWriter, r *http.Request) {
+	h, ok := hosts.FromContext(r.Context())
+	if !ok || len(h.ClientRoutes()) == 0 {
+		jsonNotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		jsonMethodNotAllowed(w, r)
+		return
+	}
+	token, ok := bearer(r)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer`)
+		writeJSON(w, http.StatusUnauthorized, errorBody{Error: "invalid_token", Description: "send Authorization: Bearer <token>"})
+		return
+	}
+	sess, err := s.listingSession(r, h, token)
+	if errors.Is(err, oauth.ErrInvalidToken) {
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		writeJSON(w, http.StatusUnauthorized, errorBody{Error: "invalid_token", Description: "the token is not valid here"})
+		return
+	}
+	if err != nil {
+		s.log.ErrorContext(r.Context(), "route listing", "error", err.Error())
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "server_error"})
+		return
+	}
+	out := RouteListing{Servers: []ListedServer{}}
+	now := s.now()
+	for i := range s.cfg.Routes {
+		rt := &s.cfg.Routes[i]
+		ri := s.routes[rt.Normalized().ID]
+		if ri == nil || ri.kind != pluginconf.KindServer {
+			continue
+		}
+		name := rt.Name
+		if name == "" {
+			name = ri.id
+		}
+		connected := true
+		if ri.upstream {
+			_, err := s.store.GetUpstreamToken(r.Context(), sess.Subject, ri.id, now)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				s.log.ErrorContext(r.Context(), "route listing: read upstream token", "error", err.Error())
+				writeJSON(w, http.StatusInternalServerError, errorBody{Error: "server_error"})
+				return
+			}
+			connected = err == nil
+		}
+		out.Servers = append(out.Servers, ListedServer{Name: name, URL: rt.From, Connected: connected})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// listingSession validates token at one of h's mcp.client routes and returns its live
+// session; oauth.ErrInvalidToken when there is none.
+func (s *Server) listingSession(r *http.Request, h *hosts.Host, token string) (store.Session, error) {
+	err := oauth.ErrInvalidToken
+	for _, rt := range h.ClientRoutes() {
+		var sess store.Session
+		_, sess, err = s.tokenSession(r.Context(), token, rt.Normalized().ID)
+		if err == nil {
+			return sess, nil
+		}
+		if !errors.Is(err, oauth.ErrInvalidToken) {
+			return store.Session{}, err
+		}
+	}
+	return store.Session{}, err
+}
+
+// bearer returns the token of an Authorization: Bearer header.
+func bearer(r *http.Request) (string, bool) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}

@@ -1,0 +1,318 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcpmesh/gateway/shared/config"
+	"github.com/mcpmesh/gateway/tokensvc/assertion"
+	"github.com/mcpmesh/gateway/tokensvc/hosts"
+	"github.com/mcpmesh/gateway/tokensvc/idp"
+	"github.com/mcpmesh/gateway/tokensvc/oauth"
+	"github.com/mcpmesh/gateway/tokensvc/secret"
+	"github.com/mcpmesh/gateway/tokensvc/session"
+	"github.com/mcpmesh/gateway/tokensvc/store"
+	"github.com/mcpmesh/gateway/tokensvc/store/memory"
+	"github.com/mcpmesh/gateway/tokensvc/store/postgres"
+	"github.com/mcpmesh/gateway/tokensvc/store/sqlite"
+)
+
+// Defaults of the options.
+const (
+	DefaultGCInterval      = 5 * time.Minute
+	DefaultShutdownTimeout = 10 * time.Second
+	// DefaultHTTPTimeout bounds each request to the identity provider.
+	DefaultHTTPTimeout = 10 * time.Second
+)
+
+// Server is the token service. Create it with New; it is safe for concurrent use.
+type Server struct {
+	cfg       *config.Config
+	store     store.Store
+	ownsStore bool
+	hosts     *hosts.Table
+	sessions  *session.Manager
+	oauth     *oauth.Server
+	signer    *assertion.Signer
+	upstream  UpstreamTokens
+	filterKey string
+	routes    map[string]*routeInfo
+	now       func() time.Time
+	log       *slog.Logger
+	gcEvery   time.Duration
+
+	public, internal http.Handler
+	closeOnce        sync.Once
+	closeErr         error
+}
+
+// routeInfo is what the check API needs to know about a route, computed once.
+type routeInfo struct {
+	route    *config.Route
+	id       string
+	scheme   string
+	host     string // normalised authority: the assertion audience
+	origin   string
+	kind     string
+	upstream bool
+}
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	now        func() time.Time
+	logger     *slog.Logger
+	client     *http.Client
+	store      store.Store
+	connector  idp.Connector
+	upstream   UpstreamTokens
+	gcInterval time.Duration
+	oauthOpts  []oauth.Option
+}
+
+// WithClock sets the clock of every component (default time.Now).
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithLogger sets the logger (default: JSON to stderr at Info). Records get the request ID
+// of their request.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithHTTPClient sets the client for requests to the identity provider (default: a client
+// with DefaultHTTPTimeout).
+func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.client = c } }
+
+// WithStore makes the server use st instead of opening cfg.Storage. The caller keeps
+// ownership: Close does not close it.
+func WithStore(st store.Store) Option { return func(o *options) { o.store = st } }
+
+// WithConnector makes the server use c instead of the connector idp.New builds (tests).
+func WithConnector(c idp.Connector) Option { return func(o *options) { o.connector = c } }
+
+// WithUpstreamTokens sets the source of Internal Tokens (default: the store, unsealed, no
+// refresh).
+func WithUpstreamTokens(u UpstreamTokens) Option { return func(o *options) { o.upstream = u } }
+
+// WithGCInterval sets how often expired records are deleted (default DefaultGCInterval).
+func WithGCInterval(d time.Duration) Option { return func(o *options) { o.gcInterval = d } }
+
+// WithOAuthOptions passes options to oauth.New (for example oauth.WithDocumentClient).
+func WithOAuthOptions(opts ...oauth.Option) Option {
+	return func(o *options) { o.oauthOpts = append(o.oauthOpts, opts...) }
+}
+
+// New builds the token service for a validated cfg. It opens the configured store unless
+// WithStore is given; Close releases it.
+func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Server, error) {
+	o := options{now: time.Now, gcInterval: DefaultGCInterval}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.logger == nil {
+		o.logger = slog.Default()
+	}
+	log := slog.New(requestIDHandler{o.logger.Handler()})
+	if o.client == nil {
+		o.client = &http.Client{Timeout: DefaultHTTPTimeout}
+	}
+	s := &Server{cfg: cfg, hosts: hosts.NewTable(cfg), filterKey: cfg.FilterKey(), now: o.now, log: log, gcEvery: o.gcInterval}
+	s.store, s.ownsStore = o.store, false
+	if s.store == nil {
+		st, err := openStore(ctx, cfg.Storage)
+		if err != nil {
+			return nil, err
+		}
+		s.store, s.ownsStore = st, true
+	}
+	if err := s.build(ctx, o); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) build(ctx context.Context, o options) error {
+	conn := o.connector
+	if conn == nil {
+		c, err := idp.New(ctx, s.cfg, o.client, idp.WithClock(o.now), idp.WithLogger(s.log))
+		if err != nil {
+			return fmt.Errorf("identity provider: %w", err)
+		}
+		conn = c
+	}
+	sm, err := session.New(s.cfg, s.store, conn, s.hosts, session.WithClock(o.now), session.WithLogger(s.log))
+	if err != nil {
+		return err
+	}
+	s.sessions = sm
+	s.oauth = oauth.New(s.cfg, s.store, sm, append([]oauth.Option{oauth.WithClock(o.now), oauth.WithLogger(s.log)}, o.oauthOpts...)...)
+	if s.signer, err = assertion.New(s.cfg, assertion.WithClock(o.now)); err != nil {
+		return err
+	}
+	s.upstream = o.upstream
+	if s.upstream == nil {
+		sealer, err := secret.NewSealer(s.cfg.DeriveKey("seal"))
+		if err != nil {
+			return err
+		}
+		s.upstream = &storeUpstream{store: s.store, sealer: sealer, now: o.now}
+	}
+	s.routes = map[string]*routeInfo{}
+	for i := range s.cfg.Routes {
+		r := &s.cfg.Routes[i]
+		n := r.Normalized()
+		s.routes[n.ID] = &routeInfo{
+			route: r, id: n.ID, scheme: n.Scheme, host: n.Host, origin: n.Scheme + "://" + n.Host, kind: r.RouteKind(),
+			upstream: r.MCP != nil && r.MCP.Server != nil && r.MCP.Server.UpstreamOAuth2 != nil,
+		}
+	}
+	s.public = s.buildPublic()
+	s.internal = s.buildInternal()
+	return nil
+}
+
+// openStore opens the configured backend.
+func openStore(ctx context.Context, c config.Storage) (store.Store, error) {
+	switch c.Type {
+	case "memory":
+		return memory.New(), nil
+	case "sqlite", "":
+		st, err := sqlite.New(ctx, c.Path)
+		if err != nil {
+			return nil, fmt.Errorf("storage: open sqlite %s: %w", c.Path, err)
+		}
+		return st, nil
+	case "postgres":
+		st, err := postgres.New(ctx, c.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("storage: open postgres: %w", err)
+		}
+		return st, nil
+	}
+	return nil, fmt.Errorf("storage.type: unknown backend %q", c.Type)
+}
+
+// Store returns the server's store.
+func (s *Server) Store() store.Store { return s.store }
+
+// Sessions returns the browser-session manager.
+func (s *Server) Sessions() *session.Manager { return s.sessions }
+
+// OAuth returns the authorization server.
+func (s *Server) OAuth() *oauth.Server { return s.oauth }
+
+// Signer returns the assertion signer.
+func (s *Server) Signer() *assertion.Signer { return s.signer }
+
+// PublicHandler serves the gateway paths on configured hosts (see the package doc).
+func (s *Server) PublicHandler() http.Handler { return s.public }
+
+// InternalHandler serves the check API and the health probe.
+func (s *Server) InternalHandler() http.Handler { return s.internal }
+
+// RunGC deletes expired records every GC interval until ctx is done.
+func (s *Server) RunGC(ctx context.Context) {
+	t := time.NewTicker(s.gcEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.collect(ctx)
+		}
+	}
+}
+
+func (s *Server) collect(ctx context.Context) {
+	n, err := s.store.DeleteExpired(ctx, s.now())
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.log.ErrorContext(ctx, "delete expired records", "error", err.Error())
+	case n > 0:
+		s.log.DebugContext(ctx, "deleted expired records", "rows", n)
+	}
+}
+
+// ListenAndServe serves the public handler on cfg.TokenService.Address and the internal
+// handler on cfg.TokenService.InternalAddress, and runs the GC loop, until ctx is done; then
+// it shuts both listeners down gracefully. It does not close the store (Close does).
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	var lc net.ListenConfig
+	pub, err := lc.Listen(ctx, "tcp", s.cfg.TokenService.Address)
+	if err != nil {
+		return fmt.Errorf("token_service.address: listen: %w", err)
+	}
+	in, err := lc.Listen(ctx, "tcp", s.cfg.TokenService.InternalAddress)
+	if err != nil {
+		pub.Close()
+		return fmt.Errorf("token_service.internal_address: listen: %w", err)
+	}
+	return s.Serve(ctx, pub, in)
+}
+
+// Serve is ListenAndServe on listeners the caller opened.
+func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error {
+	servers := []*http.Server{s.httpServer(s.public), s.httpServer(s.internal)}
+	listeners := []net.Listener{public, internal}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, len(servers))
+	for i := range servers {
+		go func() {
+			err := servers[i].Serve(listeners[i])
+			if errors.Is(err, http.ErrServerClosed) {
+				err = nil
+			}
+			errs <- err
+			cancel()
+		}()
+	}
+	gcDone := make(chan struct{})
+	go func() { defer close(gcDone); s.RunGC(ctx) }()
+	s.log.Info("token service listening", "public", public.Addr().String(), "internal", internal.Addr().String())
+	<-ctx.Done()
+	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), DefaultShutdownTimeout)
+	defer stop()
+	var first error
+	for _, srv := range servers {
+		if err := srv.Shutdown(shutdownCtx); err != nil && first == nil {
+			first = fmt.Errorf("shut down: %w", err)
+		}
+	}
+	for range servers {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	<-gcDone
+	return first
+}
+
+func (s *Server) httpServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// Close releases the store if New opened it. It is safe to call more than once.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		if s.ownsStore && s.store != nil {
+			s.closeErr = s.store.Close()
+		}
+	})
+	return s.closeErr
+}
