@@ -218,10 +218,11 @@ type Grants interface {
 	// that keeps the first RevokedAt. ErrNotFound if unknown.
 	RevokeGrant(ctx context.Context, id string, now time.Time) error
 	// ListGrantsBySession returns every stored grant of the session, revoked
-	// and expired included, oldest first.
+	// and expired included, oldest first. An empty sessionID has none.
 	ListGrantsBySession(ctx context.Context, sessionID string) ([]Grant, error)
 	// RevokeGrantsBySession revokes every unrevoked grant of the session at
-	// now, as RevokeGrant does, and returns how many it revoked.
+	// now, as RevokeGrant does, and returns how many it revoked. An empty
+	// sessionID revokes nothing (it does not mean "grants without a session").
 	RevokeGrantsBySession(ctx context.Context, sessionID string, now time.Time) (int64, error)
 }
 

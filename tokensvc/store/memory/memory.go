@@ -252,6 +252,9 @@ func (s *Store) RevokeGrant(ctx context.Context, id string, now time.Time) error
 
 // ListGrantsBySession implements [store.Grants].
 func (s *Store) ListGrantsBySession(ctx context.Context, sessionID string) ([]store.Grant, error) {
+	if sessionID == "" {
+		return nil, nil // grants outside a session are not a session's
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []store.Grant
@@ -281,6 +284,9 @@ func compareStrings(a, b string) int {
 
 // RevokeGrantsBySession implements [store.Grants].
 func (s *Store) RevokeGrantsBySession(ctx context.Context, sessionID string, now time.Time) (int64, error) {
+	if sessionID == "" {
+		return 0, nil // grants outside a session are not a session's
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.revokeGrantsBySession(sessionID, now), nil

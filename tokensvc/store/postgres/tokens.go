@@ -187,6 +187,9 @@ func (s *Store) RevokeGrant(ctx context.Context, id string, at time.Time) error 
 
 // ListGrantsBySession implements [store.Grants].
 func (s *Store) ListGrantsBySession(ctx context.Context, sessionID string) ([]store.Grant, error) {
+	if sessionID == "" {
+		return nil, nil // grants outside a session are not a session's
+	}
 	rows, err := s.pool.Query(ctx, `SELECT `+grantColumns+` FROM grants g WHERE g.session_id = $1
 		ORDER BY g.created_at, g.id`, sessionID)
 	if err != nil {
@@ -209,6 +212,9 @@ func (s *Store) ListGrantsBySession(ctx context.Context, sessionID string) ([]st
 
 // RevokeGrantsBySession implements [store.Grants].
 func (s *Store) RevokeGrantsBySession(ctx context.Context, sessionID string, at time.Time) (int64, error) {
+	if sessionID == "" {
+		return 0, nil // grants outside a session are not a session's
+	}
 	var count int64
 	err := s.tx(ctx, func(tx pgx.Tx) (err error) {
 		count, err = revokeGrantsBySession(ctx, tx, sessionID, now(at))

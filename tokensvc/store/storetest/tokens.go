@@ -271,6 +271,22 @@ func testGrantsBySession(t *testing.T, s store.Store) {
 	wantErr(t, "list other session", err, nil)
 	wantEqual(t, "other session's grants", list, []store.Grant{other})
 
+	// Grants made outside a session are no session's: an empty ID (a
+	// caller's slip) neither lists nor revokes them.
+	loose := store.Grant{ID: ID(t, "grant"), ClientID: "c", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	must(t, s.CreateGrant(ctx(t), loose, store.RefreshToken{Hash: Hash(t), ExpiresAt: t0.Add(time.Hour)}))
+	n, err = s.RevokeGrantsBySession(ctx(t), "", t0)
+	wantErr(t, "revoke grants of empty session ID", err, nil)
+	wantEqual(t, "grants revoked for empty session ID", n, int64(0))
+	list, err = s.ListGrantsBySession(ctx(t), "")
+	wantErr(t, "list empty session ID", err, nil)
+	if len(list) != 0 {
+		t.Fatalf("empty session ID lists %v", list)
+	}
+	if g, err := s.GetGrant(ctx(t), loose.ID); err != nil || !g.RevokedAt.IsZero() {
+		t.Fatalf("grant outside a session after revoking empty session ID: %+v, %v", g, err)
+	}
+
 	list, err = s.ListGrantsBySession(ctx(t), "unknown")
 	wantErr(t, "list unknown session", err, nil)
 	if len(list) != 0 {
