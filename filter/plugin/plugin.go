@@ -30,8 +30,9 @@ func New(host RootHost) *Filter {
 	return &Filter{host: host, metrics: metrics{host: host}}
 }
 
-// Configure parses the plugin configuration (the JSON subset of the gateway config). On error
-// the previous configuration, if any, stays in force.
+// Configure parses the plugin configuration (the JSON subset of the gateway config). An error
+// fails proxy_on_configure: Envoy rejects the configuration, and the ABI layer answers the
+// streams of an unconfigured plugin with 500 (fail closed).
 func (f *Filter) Configure(config []byte) error {
 	cfg, err := pluginconf.Parse(config)
 	if err != nil {

@@ -78,10 +78,10 @@ func (s *stream) replyUpstreamRequired(connectURL string) {
 
 // replySignIn sends a browser to sign in and back; other clients get 401.
 func (s *stream) replySignIn() {
-	method, _ := s.h.RequestHeader(":method")
-	accept, _ := s.h.RequestHeader("accept")
+	method, _ := s.header(":method")
+	accept, _ := s.header("accept")
 	if (method == "GET" || method == "HEAD") && strings.Contains(accept, "text/html") {
-		path, _ := s.h.RequestHeader(":path")
+		path, _ := s.header(":path")
 		loc := s.route.origin + paths.SignIn + "?return_to=" + url.QueryEscape(path)
 		s.reply(302, []Header{{"location", loc}}, nil)
 		return
@@ -90,12 +90,24 @@ func (s *stream) replySignIn() {
 		[]byte(`{"error":"unauthorized","error_description":"sign in at `+s.route.origin+paths.SignIn+`"}`))
 }
 
+// header returns the first value of a request header from the copy taken when the headers
+// arrived: one host call for the whole map instead of one per lookup, and still readable after
+// the headers have gone upstream (when Envoy no longer exposes them).
+func (s *stream) header(name string) (string, bool) {
+	for i := range s.hdrs {
+		if s.hdrs[i].Name == name {
+			return s.hdrs[i].Value, true
+		}
+	}
+	return "", false
+}
+
 // requestID is the proxy's request ID (x-request-id), read during the request-headers
 // callback: Envoy no longer exposes the request headers once they have been continued.
 func (s *stream) requestID() string {
 	if !s.reqIDRead {
 		s.reqIDRead = true
-		if id, ok := s.h.RequestHeader("x-request-id"); ok {
+		if id, ok := s.header("x-request-id"); ok {
 			s.reqID = id
 		} else if b, ok := s.h.Property("request", "id"); ok {
 			s.reqID = string(b)
@@ -107,7 +119,7 @@ func (s *stream) requestID() string {
 // stripSessionCookie removes the gateway session cookie from the Cookie header so that no
 // upstream sees (and could replay) it.
 func (s *stream) stripSessionCookie() {
-	raw, ok := s.h.RequestHeader("cookie")
+	raw, ok := s.header("cookie")
 	if !ok {
 		return
 	}
@@ -127,8 +139,8 @@ func (s *stream) stripSessionCookie() {
 }
 
 // bearerToken extracts an RFC 6750 bearer token from Authorization.
-func bearerToken(h StreamHost) (string, bool) {
-	v, ok := h.RequestHeader("authorization")
+func (s *stream) bearerToken() (string, bool) {
+	v, ok := s.header("authorization")
 	if !ok {
 		return "", false
 	}
@@ -165,8 +177,8 @@ func isToken68(s string) bool {
 }
 
 // sessionCookie returns the gateway session cookie of the request.
-func sessionCookie(h StreamHost) (string, bool) {
-	raw, ok := h.RequestHeader("cookie")
+func (s *stream) sessionCookie() (string, bool) {
+	raw, ok := s.header("cookie")
 	if !ok {
 		return "", false
 	}

@@ -47,6 +47,7 @@ type stream struct {
 	finished   bool    // OnDone ran
 	reqID      string
 	reqIDRead  bool
+	hdrs       []Header // the request headers as they arrived
 }
 
 func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
@@ -54,8 +55,9 @@ func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
 		s.replyError(503, "gateway_unconfigured", "the gateway filter has no configuration")
 		return Pause
 	}
-	authority, _ := s.h.RequestHeader(":authority")
-	path, _ := s.h.RequestHeader(":path")
+	s.hdrs = s.h.RequestHeaders()
+	authority, _ := s.header(":authority")
+	path, _ := s.header(":path")
 	s.requestID()
 	r, res := s.f.routes.match(authority, path)
 	switch res {
@@ -83,16 +85,16 @@ func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
 
 // serverHeaders handles the request headers on an mcp.server route.
 func (s *stream) serverHeaders(endOfStream bool) Action {
-	method, _ := s.h.RequestHeader(":method")
-	s.origin, _ = s.h.RequestHeader("origin")
+	method, _ := s.header(":method")
+	s.origin, _ = s.header("origin")
 	if method == "OPTIONS" {
-		if _, ok := s.h.RequestHeader("access-control-request-method"); ok && s.origin != "" {
+		if _, ok := s.header("access-control-request-method"); ok && s.origin != "" {
 			s.done = true
 			s.h.SendLocalResponse(204, corsPreflightHeaders(s.origin), nil)
 			return Pause
 		}
 	}
-	token, ok := bearerToken(s.h)
+	token, ok := s.bearerToken()
 	if !ok {
 		s.f.metrics.inc(metricUnauthenticated)
 		s.replyUnauthorized("", "")
@@ -112,17 +114,17 @@ func (s *stream) serverHeaders(endOfStream bool) Action {
 // checkPOSTHeaders refuses, before anything is buffered, MCP POSTs whose body the gateway
 // could not read the way the upstream will.
 func (s *stream) checkPOSTHeaders(endOfStream bool) bool {
-	if ce, ok := s.h.RequestHeader("content-encoding"); ok && !strings.EqualFold(strings.TrimSpace(ce), "identity") {
+	if ce, ok := s.header("content-encoding"); ok && !strings.EqualFold(strings.TrimSpace(ce), "identity") {
 		s.f.metrics.inc(metricRejected)
 		s.replyError(415, "unsupported_media_type", "encoded request bodies are not accepted")
 		return false
 	}
-	if ct, _ := s.h.RequestHeader("content-type"); !isJSONMediaType(ct) {
+	if ct, _ := s.header("content-type"); !isJSONMediaType(ct) {
 		s.f.metrics.inc(metricRejected)
 		s.replyError(415, "unsupported_media_type", "MCP requests must be application/json")
 		return false
 	}
-	if cl, ok := s.h.RequestHeader("content-length"); ok {
+	if cl, ok := s.header("content-length"); ok {
 		n, err := strconv.ParseInt(strings.TrimSpace(cl), 10, 64)
 		if err != nil || n < 0 {
 			s.replyError(400, "invalid_request", "invalid Content-Length")
@@ -144,7 +146,7 @@ func (s *stream) checkPOSTHeaders(endOfStream bool) bool {
 // browserHeaders handles the request headers on an mcp.client or plain route, where the
 // credential is the browser session cookie.
 func (s *stream) browserHeaders() Action {
-	cookie, ok := sessionCookie(s.h)
+	cookie, ok := s.sessionCookie()
 	if !ok {
 		s.f.metrics.inc(metricUnauthenticated)
 		s.replySignIn()
