@@ -27,7 +27,12 @@ func BenchmarkRequest_Wasm(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
 			check := &CheckServer{}
-			h, err := NewHost(ctx, m, check, func(o *host.Options) { o.LogLevel = host.LogWarn; if g := os.Getenv("BENCH_GOGC"); g != "" { o.Env = map[string]string{"GOGC": g} } })
+			h, err := NewHost(ctx, m, check, func(o *host.Options) {
+				o.LogLevel = host.LogWarn
+				if g := os.Getenv("BENCH_GOGC"); g != "" {
+					o.Env = map[string]string{"GOGC": g}
+				}
+			})
 			if err != nil {
 				b.Fatal(err)
 			}
