@@ -124,6 +124,16 @@ func (m *Manager) AuthenticateSignIn(w http.ResponseWriter, r *http.Request) {
 	flow := m.flowNonce(w, r, m.authn, FlowCookie, "/", m.flowSameSite())
 	st := idpState{Browser: hashString(flow), Nonce: secret.NewToken(), Verifier: oauth2.GenerateVerifier(), SignIn: req}
 	state := secret.NewToken()
+	target, err := m.connector.AuthCodeURL(r.Context(), state, st.Nonce, st.Verifier)
+	if err != nil {
+		m.log.ErrorContext(r.Context(), "identity provider unavailable", "error", err.Error())
+		h := m.hosts.Lookup(req.Host)
+		render(w, http.StatusServiceUnavailable, page{
+			Title: "Sign-in is unavailable", Message: "The identity provider cannot be reached. Try again in a moment.",
+			Link: &pageLink{Href: h.Origin + paths.SignIn + "?return_to=" + url.QueryEscape(req.ReturnTo), Text: "Try again"},
+		})
+		return
+	}
 	raw, err := json.Marshal(st)
 	if err != nil {
 		m.internalError(w, r, "encode provider state", err)
@@ -135,12 +145,6 @@ func (m *Manager) AuthenticateSignIn(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		m.internalError(w, r, "store provider state", err)
-		return
-	}
-	target, err := m.connector.AuthCodeURL(r.Context(), state, st.Nonce, st.Verifier)
-	if err != nil {
-		m.log.ErrorContext(r.Context(), "identity provider unavailable", "error", err.Error())
-		renderError(w, http.StatusServiceUnavailable, "The identity provider cannot be reached. Try again in a moment.")
 		return
 	}
 	redirect(w, target)

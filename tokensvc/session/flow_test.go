@@ -249,9 +249,10 @@ func TestSignIn_ProviderUnavailable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.idp.unavailable = true
-	resp, _ := e.browser().follow(appOrigin + paths.SignIn)
-	if resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("status %d, want 503", resp.StatusCode)
+	resp, _ := e.browser().follow(appOrigin + paths.SignIn + "?return_to=/a")
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `href="https://app.example.com/.gateway/sign_in?return_to=%2Fa"`) {
+		t.Fatalf("status %d, want 503 with a retry link; body %s", resp.StatusCode, body)
 	}
 }
 

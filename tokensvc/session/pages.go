@@ -9,7 +9,7 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <meta name="referrer" content="no-referrer"><title>{{.Title}}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#222}button{font-size:1rem;padding:.4rem 1rem}</style>
-</head><body><h1>{{.Title}}</h1><p>{{.Message}}</p>
+</head><body><h1>{{.Title}}</h1><p>{{.Message}}</p>{{if .Link}}<p><a href="{{.Link.Href}}">{{.Link.Text}}</a></p>{{end}}
 {{if .Form}}<form method="post" action="{{.Form.Action}}"><input type="hidden" name="csrf_token" value="{{.Form.CSRF}}">{{if .Form.ReturnTo}}<input type="hidden" name="return_to" value="{{.Form.ReturnTo}}">{{end}}<button type="submit">{{.Form.Button}}</button></form>{{end}}
 </body></html>
 `))
@@ -18,6 +18,11 @@ type page struct {
 	Title   string
 	Message string
 	Form    *pageForm
+	Link    *pageLink
+}
+
+type pageLink struct {
+	Href, Text string
 }
 
 type pageForm struct {

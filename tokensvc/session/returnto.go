@@ -6,7 +6,7 @@ import (
 )
 
 // maxReturnTo bounds return_to.
-const maxReturnTo = 2048
+const maxReturnTo = 4096
 
 // ValidReturnTo reports whether s is a safe same-host redirect target: a path starting with
 // "/" (not "//" or "/\"), without a scheme, authority, backslash or control character.
