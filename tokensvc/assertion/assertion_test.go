@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -165,11 +166,12 @@ func TestSigner_ExpiryBoundedByCredential(t *testing.T) {
 func TestSigner_KeyIDIsRFC7638Thumbprint(t *testing.T) {
 	t.Parallel()
 	s, _ := NewFromSeed(seed(4), issuer)
-	pub := s.PublicKey()
+	point, err := s.PublicKey().Bytes() // 0x04 || X || Y
+	if err != nil {
+		t.Fatal(err)
+	}
 	enc := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
-	x, y := make([]byte, 32), make([]byte, 32)
-	pub.X.FillBytes(x)
-	pub.Y.FillBytes(y)
+	x, y := point[1:33], point[33:65]
 	canonical := `{"crv":"P-256","kty":"EC","x":"` + enc(x) + `","y":"` + enc(y) + `"}`
 	sum := sha256.Sum256([]byte(canonical))
 	if s.KeyID() != enc(sum[:]) {
@@ -219,11 +221,15 @@ func TestDeriveKey_ScalarInRange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := k.Curve.Params().N
-		if k.D.Sign() <= 0 || k.D.Cmp(n) >= 0 {
+		raw, err := k.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := new(big.Int).SetBytes(raw)
+		if d.Sign() <= 0 || d.Cmp(k.Curve.Params().N) >= 0 {
 			t.Fatalf("scalar out of range for seed %d", i)
 		}
-		kids = append(kids, k.D.String())
+		kids = append(kids, d.String())
 	}
 	slices.Sort(kids)
 	if len(slices.Compact(kids)) != 32 {

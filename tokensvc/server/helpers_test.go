@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -71,7 +70,7 @@ type testClock struct {
 	t  time.Time
 }
 
-func (c *testClock) now() time.Time       { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *testClock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *testClock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 // nopConnector is an idp.Connector for tests that never reach the provider.
@@ -181,9 +180,4 @@ func (e *testEnv) public(method, url string, hdr http.Header) *http.Response {
 	rec := httptest.NewRecorder()
 	e.srv.PublicHandler().ServeHTTP(rec, r)
 	return rec.Result()
-}
-
-func body(r *http.Response) string {
-	b, _ := io.ReadAll(r.Body)
-	return string(b)
 }
