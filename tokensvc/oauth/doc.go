@@ -69,8 +69,10 @@
 //   - A token request may narrow an unbound code or grant to one MCP server
 //     (resource) of the issuing host; it can never widen or change a bound
 //     one. A resource equal to the host's origin binds the token to every
-//     MCP server route of that host (the host-level protected resource
-//     metadata names the origin when the host has several MCP servers).
+//     MCP server route of that host. The host-level protected resource
+//     metadata (/.well-known/oauth-protected-resource without a path) names
+//     the origin, as RFC 9728 §3.3 requires and strict clients (the MCP Go
+//     SDK) check.
 //   - Clients are global across issuers (the store has no issuer column).
 //     Codes and grants bound to a resource are only redeemable at the issuer
 //     that serves the resource; unbound tokens are valid at every route by

@@ -322,6 +322,12 @@ func location(t testing.TB, rec *httptest.ResponseRecorder) *url.URL {
 // and the verifier. params may override request parameters.
 func (e *env) authorizeCode(c registered, sess store.Session, override url.Values) (code, verifier string) {
 	e.t.Helper()
+	return e.authorizeCodeAt(issuer, c, sess, override)
+}
+
+// authorizeCodeAt is authorizeCode on the issuer origin.
+func (e *env) authorizeCodeAt(origin string, c registered, sess store.Session, override url.Values) (code, verifier string) {
+	e.t.Helper()
 	verifier, challenge := pkce()
 	p := authParams(c, challenge)
 	for k, v := range override {
@@ -331,9 +337,9 @@ func (e *env) authorizeCode(c registered, sess store.Session, override url.Value
 			p[k] = v
 		}
 	}
-	rec := e.get(issuer+paths.Authorize+"?"+p.Encode(), sess.ID)
+	rec := e.get(origin+paths.Authorize+"?"+p.Encode(), sess.ID)
 	handle := consentHandle(e.t, rec)
-	rec = e.answerConsent(issuer, sess.ID, handle, actionApprove)
+	rec = e.answerConsent(origin, sess.ID, handle, actionApprove)
 	if rec.Code != http.StatusSeeOther {
 		e.t.Fatalf("consent approve: status %d: %s", rec.Code, rec.Body)
 	}

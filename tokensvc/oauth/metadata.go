@@ -80,8 +80,7 @@ func (s *Server) handleASMetadata(w http.ResponseWriter, r *http.Request, h *hos
 // handlePRMetadata serves RFC 9728 metadata: path-aware
 // (/.well-known/oauth-protected-resource/mcp describes the mcp.server route
 // covering /mcp, the longest path prefix winning) and host-level (the bare
-// path describes the host's single mcp.server route, or the origin when it
-// has several).
+// path describes the origin: every mcp.server route of the host).
 func (s *Server) handlePRMetadata(w http.ResponseWriter, r *http.Request, h *hosts.Host) {
 	if !allowMethods(w, r, http.MethodGet, http.MethodHead) {
 		return
@@ -113,14 +112,19 @@ func (s *Server) handlePRMetadata(w http.ResponseWriter, r *http.Request, h *hos
 	})
 }
 
-// hostResource is the resource of the host-level metadata.
+// hostResource is the resource of the host-level metadata: the origin, as
+// RFC 9728 §3.3 requires (the resource identifier is the URL the well-known
+// path was inserted into, here one without a path; strict clients such as
+// the MCP Go SDK check it). A token requested for it is valid at every
+// mcp.server route of the host. The name is that of the host's MCP server
+// when it has only one.
 func hostResource(h *hosts.Host) (resource, name string, ok bool) {
 	routes := h.ServerRoutes()
 	switch len(routes) {
 	case 0:
 		return "", "", false
 	case 1:
-		return routes[0].Normalized().ID, routes[0].Name, true
+		return h.Origin, routes[0].Name, true
 	}
 	return h.Origin, "", true
 }
