@@ -328,7 +328,7 @@ func (s *Stream) Close() error {
 	s.ended = true
 	defer s.signal()
 	defer delete(v.streams, s.id)
-	if !s.created || s.skip || v.failed.Load() {
+	if !s.created || s.skip || v.failed.Load() || v.closed {
 		return nil
 	}
 	if v.exp.onLog != nil {

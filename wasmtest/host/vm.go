@@ -30,6 +30,7 @@ type vm struct {
 
 	failed  atomic.Bool
 	failErr error
+	closed  bool // the instance was released (Host.Close, or replaced after a failure)
 
 	// restricted is the allowlist in force (indexed like funcTable.funcs), nil when every
 	// host call is allowed.
@@ -195,6 +196,9 @@ func (v *vm) call(fn api.Function, name string, args ...uint64) (uint64, error) 
 	if v.failed.Load() {
 		return 0, v.failErr
 	}
+	if v.closed {
+		return 0, ErrClosed
+	}
 	savedEffective := v.effective
 	v.effective = 0
 	copy(v.stack[:], args)
@@ -352,6 +356,7 @@ func (v *vm) hostLog(level LogLevel, msg string) {
 
 // closeLocked releases the instance. mu must be held.
 func (v *vm) closeLocked() {
+	v.closed = true
 	if v.tickStop != nil {
 		close(v.tickStop)
 		v.tickStop = nil
