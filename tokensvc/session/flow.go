@@ -298,6 +298,12 @@ func (m *Manager) Handoff(w http.ResponseWriter, r *http.Request) {
 
 // issueCookie creates a browser cookie of s bound to h and sets it as cookie name.
 func (m *Manager) issueCookie(w http.ResponseWriter, r *http.Request, h *hosts.Host, name string, s store.Session) error {
+	if old := cookieValue(r, name); old != "" {
+		// The browser's previous cookie on this host is replaced: forget it.
+		if err := m.store.DeleteBrowserCookie(r.Context(), secret.Hash(old)); err != nil && !errors.Is(err, store.ErrNotFound) {
+			m.log.WarnContext(r.Context(), "delete replaced browser cookie", "error", err.Error())
+		}
+	}
 	value := secret.NewToken()
 	err := m.store.CreateBrowserCookie(r.Context(), store.BrowserCookie{
 		Hash: secret.Hash(value), SessionID: s.ID, Host: h.Authority, CreatedAt: m.now(), ExpiresAt: s.ExpiresAt,
