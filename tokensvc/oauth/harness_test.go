@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -414,13 +413,4 @@ func (e *env) fullFlow(c registered, subject string) (store.Session, tokenRespon
 	sess := e.newSession(subject)
 	code, verifier := e.authorizeCode(c, sess, nil)
 	return sess, tokens(e.t, e.token(c, codeForm(c, code, verifier)))
-}
-
-func readAll(t testing.TB, r io.Reader) string {
-	t.Helper()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
