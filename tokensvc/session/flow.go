@@ -188,7 +188,7 @@ func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
 		renderError(w, http.StatusForbidden, "This sign-in was started in another browser. Start again from the application.")
 		return
 	}
-	clearCookie(w, m.authn, FlowCookie, "/", m.flowSameSite())
+	// The flow cookie stays: a sign-in in another tab of this browser shares its nonce.
 	if e := r.Form.Get("error"); e != "" {
 		m.log.InfoContext(r.Context(), "identity provider returned an error", "error", safeCode(e))
 		renderError(w, http.StatusForbidden, "The identity provider did not sign you in ("+safeCode(e)+").")

@@ -374,3 +374,17 @@ func TestCSRF_BoundToSessionCookieAndHost(t *testing.T) {
 		t.Error("app host token accepted on the mcp host")
 	}
 }
+
+func TestSignIn_TwoTabsOfOneBrowserBothComplete(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	b := e.browser()
+	_, at1 := b.follow(appOrigin + paths.SignIn + "?return_to=/one")
+	_, at2 := b.follow(mcpOrigin + paths.SignIn + "?return_to=/two")
+	if _, end := b.follow(e.idp.login(t, at1, "alice")); end != appOrigin+"/one" {
+		t.Fatalf("first tab ended at %s", end)
+	}
+	if _, end := b.follow(e.idp.login(t, at2, "alice")); end != mcpOrigin+"/two" {
+		t.Fatalf("second tab ended at %s", end)
+	}
+}
