@@ -252,7 +252,7 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request, h *hosts.
 		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Your session could not be read. Try again later.", "")
 		return
 	}
-	if sess == nil {
+	if sess == nil || (!sess.ExpiresAt.IsZero() && !s.now().Before(sess.ExpiresAt)) {
 		renderError(w, r, http.StatusUnauthorized, "Signed out", "You are no longer signed in. Start again from the application.", "")
 		return
 	}

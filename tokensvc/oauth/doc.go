@@ -58,6 +58,9 @@
 //
 //   - Tokens, codes, refresh tokens, client secrets and consent handles are
 //     32 random bytes (secret.NewToken); only their SHA-256 is stored.
+//   - An authorization code is single-use (atomic TakeAuthCode) and lives
+//     60 seconds. A redeemed code is remembered for 10 minutes; presenting it
+//     again revokes the grant and access token it yielded (RFC 6749 §4.1.2).
 //   - A refresh token is always rotated. Presenting a rotated one revokes its
 //     whole grant and the grant's access tokens. Two concurrent refreshes with
 //     the same token therefore end the family; clients must serialise refresh.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"mime"
 	"net/http"
@@ -92,6 +93,7 @@ func (s *Server) grantAuthorizationCode(ctx context.Context, h *hosts.Host, clie
 	}
 	ac, err := s.store.TakeAuthCode(ctx, secret.Hash(code), s.now())
 	if errors.Is(err, store.ErrNotFound) {
+		s.revokeReplayedCode(ctx, code)
 		return tokenResponse{}, newError(errInvalidGrant, "the authorization code is invalid, expired or already used")
 	}
 	if err != nil {
@@ -118,7 +120,11 @@ func (s *Server) grantAuthorizationCode(ctx context.Context, h *hosts.Host, clie
 	if oerr != nil {
 		return tokenResponse{}, oerr
 	}
-	return s.issueTokens(ctx, client, sess, ac.Scope, ac.Resource, tokenResource)
+	resp, issued, oerr := s.issueTokens(ctx, client, sess, ac.Scope, ac.Resource, tokenResource)
+	if oerr == nil {
+		s.rememberRedeemedCode(ctx, code, issued)
+	}
+	return resp, oerr
 }
 
 func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client store.Client, form url.Values) (tokenResponse, *oauthError) {
@@ -288,7 +294,7 @@ func (s *Server) liveSession(ctx context.Context, id string) (store.Session, *oa
 // issueTokens issues an access token (bound to tokenResource) and, when the
 // client may refresh, a new grant (bound to grantResource) with its first
 // refresh token.
-func (s *Server) issueTokens(ctx context.Context, client store.Client, sess store.Session, scope, grantResource, tokenResource string) (tokenResponse, *oauthError) {
+func (s *Server) issueTokens(ctx context.Context, client store.Client, sess store.Session, scope, grantResource, tokenResource string) (tokenResponse, issuedTokens, *oauthError) {
 	now := s.now()
 	var (
 		grantID, refresh string
@@ -309,11 +315,11 @@ func (s *Server) issueTokens(ctx context.Context, client store.Client, sess stor
 			ExpiresAt: grantExpiry,
 		}, store.RefreshToken{Hash: secret.Hash(refresh), CreatedAt: now, ExpiresAt: grantExpiry})
 		if errors.Is(err, store.ErrNotFound) {
-			return tokenResponse{}, newError(errInvalidGrant, "the sign-in session has ended")
+			return tokenResponse{}, issuedTokens{}, newError(errInvalidGrant, "the sign-in session has ended")
 		}
 		if err != nil {
 			s.log.ErrorContext(ctx, "oauth: create grant", "err", err)
-			return tokenResponse{}, newError(errServerError, "the grant could not be stored")
+			return tokenResponse{}, issuedTokens{}, newError(errServerError, "the grant could not be stored")
 		}
 	}
 	at, exp, oerr := s.createAccessToken(ctx, store.AccessToken{
@@ -325,10 +331,10 @@ func (s *Server) issueTokens(ctx context.Context, client store.Client, sess stor
 		Resource:  tokenResource,
 	}, sess.ExpiresAt, grantExpiry)
 	if oerr != nil {
-		return tokenResponse{}, oerr
+		return tokenResponse{}, issuedTokens{}, oerr
 	}
 	s.log.InfoContext(ctx, "oauth: tokens issued", "client_id", client.ID, "grant_id", grantID, "resource", tokenResource)
-	return s.tokenResponse(at, exp, refresh, scope), nil
+	return s.tokenResponse(at, exp, refresh, scope), issuedTokens{GrantID: grantID, AccessHash: secret.Hash(at)}, nil
 }
 
 // createAccessToken fills in t's hash and times and stores it. The token
@@ -357,4 +363,58 @@ func (s *Server) tokenResponse(access string, exp time.Time, refresh, scope stri
 		secs = 1
 	}
 	return tokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: secs, RefreshToken: refresh, Scope: scope}
+}
+
+// redeemedCodeMemory is how long a redeemed code is remembered so that a
+// replay revokes what it yielded (RFC 6749 §4.1.2).
+const (
+	redeemedCodeMemory = 10 * time.Minute
+	oneTimeKindCode    = "redeemed_code"
+)
+
+// issuedTokens names what a code redemption produced.
+type issuedTokens struct {
+	GrantID    string `json:"g,omitempty"`
+	AccessHash []byte `json:"a"`
+}
+
+// redeemedKey is the OneTime key remembering a redeemed code; it is
+// domain-separated from every other hashed value.
+func redeemedKey(code string) []byte { return secret.Hash("redeemed-code:" + code) }
+
+// rememberRedeemedCode records what code yielded, for revokeReplayedCode.
+func (s *Server) rememberRedeemedCode(ctx context.Context, code string, issued issuedTokens) {
+	payload, _ := json.Marshal(issued)
+	err := s.store.PutOneTime(ctx, store.OneTime{
+		Hash: redeemedKey(code), Kind: oneTimeKindCode, Payload: payload,
+		ExpiresAt: s.now().Add(redeemedCodeMemory),
+	})
+	if err != nil {
+		s.log.WarnContext(ctx, "oauth: remember redeemed code", "err", err)
+	}
+}
+
+// revokeReplayedCode revokes the tokens issued for code if it had been
+// redeemed: a second redemption means the code leaked (RFC 6749 §4.1.2,
+// RFC 9700 §4.5).
+func (s *Server) revokeReplayedCode(ctx context.Context, code string) {
+	ot, err := s.store.TakeOneTime(ctx, redeemedKey(code), oneTimeKindCode, s.now())
+	if err != nil {
+		return
+	}
+	var issued issuedTokens
+	if json.Unmarshal(ot.Payload, &issued) != nil {
+		return
+	}
+	s.log.WarnContext(ctx, "oauth: authorization code replayed; revoking its tokens", "grant_id", issued.GrantID)
+	if issued.GrantID != "" {
+		if err := s.store.RevokeGrant(ctx, issued.GrantID, s.now()); err != nil && !errors.Is(err, store.ErrNotFound) {
+			s.log.ErrorContext(ctx, "oauth: revoke grant of replayed code", "err", err)
+		}
+	}
+	if len(issued.AccessHash) > 0 {
+		if err := s.store.DeleteAccessToken(ctx, issued.AccessHash); err != nil && !errors.Is(err, store.ErrNotFound) {
+			s.log.ErrorContext(ctx, "oauth: delete access token of replayed code", "err", err)
+		}
+	}
 }

@@ -386,3 +386,23 @@ func mustAccess(t testing.TB, e *env, tok string) store.AccessToken {
 	}
 	return at
 }
+
+func TestToken_CodeReplayRevokesTokensIssuedForIt(t *testing.T) {
+	t.Parallel()
+	for _, grants := range [][]string{{"authorization_code", "refresh_token"}, {"authorization_code"}} {
+		e := newEnv(t)
+		c := e.register(map[string]any{"grant_types": grants})
+		sess := e.newSession("alice")
+		code, verifier := e.authorizeCode(c, sess, nil)
+		tr := tokens(t, e.token(c, codeForm(c, code, verifier)))
+		mustAccess(t, e, tr.AccessToken)
+		e.clock.Advance(30 * time.Second)
+		wantOAuthError(t, e.token(c, codeForm(c, code, verifier)), 400, errInvalidGrant)
+		if _, err := e.srv.ValidateAccessToken(context.Background(), tr.AccessToken, resMain); !errors.Is(err, ErrInvalidToken) {
+			t.Errorf("grants %v: access token survived the code replay", grants)
+		}
+		if tr.RefreshToken != "" {
+			wantOAuthError(t, e.token(c, refreshForm(tr.RefreshToken)), 400, errInvalidGrant)
+		}
+	}
+}
