@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -49,12 +50,22 @@ func newOIDC(issuer string, cfg *config.Config, client *http.Client, o options) 
 		issuer:       strings.TrimSuffix(issuer, "/"),
 		clientID:     cfg.IDPClientID,
 		clientSecret: cfg.IDPClientSecretResolved,
-		redirectURL:  strings.TrimSuffix(cfg.AuthenticateServiceURL, "/") + paths.IdPCallback,
+		redirectURL:  redirectURL(cfg.AuthenticateServiceURL),
 		scopes:       cfg.EffectiveIDPScopes(),
 		params:       cfg.EffectiveIDPRequestParams(),
 		client:       client,
 		opts:         o,
 	}
+}
+
+// redirectURL is the callback on the authenticate host: its origin + paths.IdPCallback
+// (the token service serves the authenticate host at its root).
+func redirectURL(authenticateServiceURL string) string {
+	u, err := url.Parse(authenticateServiceURL)
+	if err != nil || u.Host == "" {
+		return strings.TrimSuffix(authenticateServiceURL, "/") + paths.IdPCallback
+	}
+	return u.Scheme + "://" + u.Host + paths.IdPCallback
 }
 
 // Issuer returns the issuer URL the connector discovers and verifies against.
