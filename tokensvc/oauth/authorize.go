@@ -152,7 +152,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 		Action:       paths.Consent,
 		CSRF:         s.sessions.CSRFToken(r),
 		Request:      handle,
-	}, formActionSource(redirectURI))
+	})
 }
 
 // validateAuthParams checks the parameters after client_id and

@@ -194,7 +194,7 @@ func TestAuthorize_ConsentPageIsSafe(t *testing.T) {
 		"Cache-Control":           "no-store",
 		"X-Frame-Options":         "DENY",
 		"Referrer-Policy":         "no-referrer",
-		"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http://127.0.0.1:33418; frame-ancestors 'none'; base-uri 'none'",
+		"Content-Security-Policy": cspConsent,
 	} {
 		if h.Get(k) != want {
 			t.Errorf("%s = %q, want %q", k, h.Get(k), want)

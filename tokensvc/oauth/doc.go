@@ -80,8 +80,9 @@
 //     Codes and grants bound to a resource are only redeemable at the issuer
 //     that serves the resource; unbound tokens are valid at every route by
 //     design (DESIGN §2.9), so no issuer binding is needed for them.
-//   - The consent page's Content-Security-Policy lists the redirect URI's
-//     origin in form-action besides 'self': browsers (Chrome) apply
-//     form-action to the redirect that follows a form submission, so 'self'
-//     alone would block the 303 back to the client.
+//   - The consent page's Content-Security-Policy has no form-action
+//     directive (the other pages have form-action 'self'): Chrome and Safari
+//     apply form-action to the redirects that follow a form submission, so it
+//     would block the 303 back to the client and any onward redirect of an
+//     https callback to the client's app scheme. See pages.go.
 package oauth

@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"html/template"
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/go-chi/chi/v5/middleware"
 )
@@ -59,9 +57,19 @@ type consentPage struct {
 	Action, CSRF, Request, RequestID                                  string
 }
 
-// setPageHeaders sets the headers of every HTML page; formAction lists
-// extra form-action sources (the consent page's redirect origin).
-func setPageHeaders(w http.ResponseWriter, formAction string) {
+// Content-Security-Policy of the pages. The consent page omits form-action:
+// Chrome and Safari apply form-action to every redirect that follows a form
+// submission, so the 303 back to the client — and any redirect the client's
+// https callback makes onward to its own app scheme (claude.ai → claude://)
+// — would be blocked. The form posts to this origin only; everything it
+// shows is escaped and default-src 'none' forbids scripts.
+const (
+	cspPage    = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+	cspConsent = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"
+)
+
+// setPageHeaders sets the headers of every HTML page.
+func setPageHeaders(w http.ResponseWriter, csp string) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
@@ -69,11 +77,7 @@ func setPageHeaders(w http.ResponseWriter, formAction string) {
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	csp := "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'"
-	if formAction != "" {
-		csp += " " + formAction
-	}
-	h.Set("Content-Security-Policy", csp+"; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Security-Policy", csp)
 }
 
 // renderError shows an HTML error page. Used before the redirect URI is
@@ -84,7 +88,7 @@ func renderError(w http.ResponseWriter, r *http.Request, status int, title, mess
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	setPageHeaders(w, "")
+	setPageHeaders(w, cspPage)
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 }
@@ -97,14 +101,14 @@ func renderDomainNotAllowed(w http.ResponseWriter, r *http.Request, clientID str
 		clientID)
 }
 
-func renderConsent(w http.ResponseWriter, r *http.Request, p consentPage, formAction string) {
+func renderConsent(w http.ResponseWriter, r *http.Request, p consentPage) {
 	p.RequestID = requestID(r)
 	var buf bytes.Buffer
 	if err := consentTemplate.Execute(&buf, p); err != nil {
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	setPageHeaders(w, formAction)
+	setPageHeaders(w, cspConsent)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes())
 }
@@ -130,26 +134,4 @@ func isVisibleASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-// formActionSource returns the CSP source expression of the redirect URI's
-// origin (scheme and authority, or "scheme:" for private-use schemes), or ""
-// when it cannot be written safely.
-func formActionSource(redirectURI string) string {
-	u, err := url.Parse(redirectURI)
-	if err != nil || u.Scheme == "" {
-		return ""
-	}
-	src := u.Scheme + ":"
-	if u.Scheme == "http" || u.Scheme == "https" {
-		src = u.Scheme + "://" + u.Host
-	}
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(".-+:/[]", c) >= 0
-		if !ok {
-			return ""
-		}
-	}
-	return src
 }
