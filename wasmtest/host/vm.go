@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -369,6 +368,3 @@ func (v *vm) closeLocked() {
 		_ = v.mod.Close(context.Background())
 	}
 }
-
-// le32 reads a little-endian u32.
-func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
