@@ -19,6 +19,9 @@ import (
 func (c *Config) Validate() error {
 	e := &Error{}
 	checkPublicURL(e, "authenticate_service_url", c.AuthenticateServiceURL, true)
+	if u, err := url.Parse(c.AuthenticateServiceURL); err == nil && strings.Trim(u.Path, "/") != "" {
+		e.add("authenticate_service_url", "must be an origin without a path (the sign-in host is served at its root), got %q", c.AuthenticateServiceURL)
+	}
 	checkSecret(e, "shared_secret", c.SharedSecret)
 	checkSecret(e, "cookie_secret", c.CookieSecret)
 	c.validateIDP(e)

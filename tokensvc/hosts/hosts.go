@@ -71,13 +71,17 @@ func NewTable(c *config.Config) *Table {
 	return t
 }
 
-// Lookup returns the configured host for a Host header value (scheme used for default
-// ports). Unknown hosts return nil.
+// Lookup returns the configured host for a Host header value. An explicit port matches only
+// the configured port, or the default port of that host's own scheme. Unknown hosts return nil.
 func (t *Table) Lookup(hostHeader string) *Host {
 	for _, scheme := range []string{"https", "http"} {
-		if h := t.byAuthority[Normalize(hostHeader, scheme)]; h != nil {
+		h := t.byAuthority[Normalize(hostHeader, scheme)]
+		if h != nil && strings.HasPrefix(h.Origin, scheme+"://") {
 			return h
 		}
+	}
+	if h := t.byAuthority[Normalize(hostHeader, "")]; h != nil {
+		return h // the configured authority itself, with its non-default port
 	}
 	return nil
 }
