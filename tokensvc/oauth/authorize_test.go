@@ -373,3 +373,24 @@ func TestAuthorize_StaticClientSkipsConsent(t *testing.T) {
 		t.Fatalf("status %d Location %q", rec.Code, rec.Header().Get("Location"))
 	}
 }
+
+func TestAuthorize_DynamicClientNeverSkipsConsent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := e.register(nil)
+	sess := e.newSession("alice")
+	_, challenge := pkce()
+	// Even a signed-in user who approved this client before gets the page again.
+	e.authorizeCode(c, sess, nil)
+	for _, prompt := range []string{"", "consent", "login"} {
+		p := authParams(c, challenge)
+		if prompt != "" {
+			p.Set("prompt", prompt)
+		}
+		rec := e.get(issuer+paths.Authorize+"?"+p.Encode(), sess.ID)
+		if rec.Code != http.StatusOK || rec.Header().Get("Location") != "" || strings.Contains(rec.Body.String(), "code=") {
+			t.Fatalf("prompt %q: status %d Location %q", prompt, rec.Code, rec.Header().Get("Location"))
+		}
+		consentHandle(t, rec)
+	}
+}

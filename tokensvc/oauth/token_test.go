@@ -1,8 +1,10 @@
 package oauth
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -405,4 +407,50 @@ func TestToken_CodeReplayRevokesTokensIssuedForIt(t *testing.T) {
 			wantOAuthError(t, e.token(c, refreshForm(tr.RefreshToken)), 400, errInvalidGrant)
 		}
 	}
+}
+
+func TestToken_SecretsNeverReachTheLog(t *testing.T) {
+	t.Parallel()
+	var buf syncBuffer
+	e := newEnv(t, WithLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	c := e.register(map[string]any{"token_endpoint_auth_method": authSecretBasic})
+	sess := e.newSession("alice")
+	code, verifier := e.authorizeCode(c, sess, nil)
+	tr := tokens(t, e.token(c, codeForm(c, code, verifier)))
+	next := tokens(t, e.token(c, refreshForm(tr.RefreshToken)))
+	wantOAuthError(t, e.token(c, refreshForm(tr.RefreshToken)), 400, errInvalidGrant) // reuse, logged
+	wantOAuthError(t, e.token(c, codeForm(c, code, verifier)), 400, errInvalidGrant)  // replay, logged
+	bad := c
+	bad.Secret = "wrong-secret-value"
+	wantOAuthError(t, e.token(bad, refreshForm(next.RefreshToken)), 401, errInvalidClient)
+	log := buf.String()
+	if !strings.Contains(log, "grant revoked") {
+		t.Fatalf("expected reuse to be logged:\n%s", log)
+	}
+	for name, s := range map[string]string{
+		"client secret": c.Secret, "code": code, "verifier": verifier, "access token": tr.AccessToken,
+		"refresh token": tr.RefreshToken, "next refresh token": next.RefreshToken, "presented secret": bad.Secret,
+	} {
+		if strings.Contains(log, s) {
+			t.Errorf("the log contains the %s", name)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
