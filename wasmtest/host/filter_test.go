@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -206,4 +207,58 @@ func TestRealFilter_LegacyEnvoy(t *testing.T) {
 	defer h.Close()
 	r, err := stream(t, h).SendRequestHeaders(testCtx(t), Headers{{":method", "GET"}, {":path", "/"}, {":authority", "elsewhere.test"}, {":scheme", "http"}}, true)
 	t.Logf("legacy pass-through: reply=%v err=%v failed=%v", r.Reply != nil, err, strings.Contains(dumpLogs(h), "poll_oneoff"))
+}
+
+// TestRealFilter_BehindHandler runs the filter the way the local gateway does: an HTTP server
+// whose handler is Host.Handler in front of the upstream.
+func TestRealFilter_BehindHandler(t *testing.T) {
+	t.Parallel()
+	h := newFilterHost(t, Options{Clusters: map[string]Cluster{"tokensvc": {Handler: &checkAPI{}}}})
+	var mu sync.Mutex
+	var got *http.Request
+	var gotBody string
+	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got, gotBody = r, string(b)
+		mu.Unlock()
+		w.Header().Set("content-type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	})
+	srv := httptest.NewServer(h.Handler(upstream, nil))
+	defer srv.Close()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`
+	req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
+	req.Host = "mcp.test"
+	req.Header.Set("authorization", "Bearer good-token")
+	req.Header.Set("content-type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rb, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(rb) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+		t.Fatalf("response %d %s\n%s", resp.StatusCode, rb, dumpLogs(h))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got == nil || gotBody != body || got.Header.Get("authorization") != "" || got.Header.Get("x-gateway-assertion") != "signed.jwt.value" {
+		t.Fatalf("upstream saw %v body %q", got, gotBody)
+	}
+	// Without a token the client gets the filter's 401 and the upstream nothing.
+	got = nil
+	mu.Unlock()
+	req, _ = http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
+	req.Host = "mcp.test"
+	req.Header.Set("content-type", "application/json")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	if resp.StatusCode != 401 || got != nil || resp.Header.Get("www-authenticate") == "" {
+		t.Fatalf("unauthenticated: %d %v, upstream called: %v", resp.StatusCode, resp.Header, got != nil)
+	}
 }

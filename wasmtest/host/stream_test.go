@@ -255,3 +255,25 @@ func TestStream_ContextDeadlineWhilePaused(t *testing.T) {
 		t.Fatalf("Wait after the callout: %+v, %v", r, err)
 	}
 }
+
+func TestStream_CloseStreamResets(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, Options{})
+	_, err := stream(t, h).SendRequestHeaders(testCtx(t), get("/", "x-test", "close"), true)
+	if !errors.Is(err, ErrStreamReset) {
+		t.Fatalf("err = %v, want ErrStreamReset", err)
+	}
+}
+
+func TestStream_SetPropertyAndLogLevel(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, Options{LogLevel: LogDebug})
+	stream(t, h).SendRequestHeaders(testCtx(t), get("/", "x-test", "setprop"), true)
+	waitLog(t, h, "setprop st=0 get=v1/0 level=1/0")
+	// Lines below the proxy's level are dropped, as Envoy's logger would.
+	quiet := newHost(t, Options{LogLevel: LogWarn})
+	stream(t, quiet).SendRequestHeaders(testCtx(t), get("/"), true)
+	if logs := quiet.GuestLogs(LogTrace); len(logs) != 0 {
+		t.Errorf("info lines kept at level warn: %q", logs)
+	}
+}

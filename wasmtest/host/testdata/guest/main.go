@@ -160,6 +160,17 @@ func onRequestHeaders(id, n uint32, eos bool) uint32 {
 		v, _ := header(mapReqHeaders, "x-big")
 		logf(2, "grown "+itoa(int64(len(v))))
 		return cont
+	case "close":
+		proxyCloseStream(0)
+		return pause
+	case "setprop":
+		name, val := []byte("my_prop"), []byte("v1")
+		st := proxySetProperty(ptr(name), uint32(len(name)), ptr(val), uint32(len(val)))
+		got, gst := property("my_prop")
+		var level uint32
+		lst := proxyGetLogLevel(unsafe.Pointer(&level))
+		logf(2, "setprop st="+itoa(int64(st))+" get="+string(got)+"/"+itoa(int64(gst))+" level="+itoa(int64(level))+"/"+itoa(int64(lst)))
+		return cont
 	case "body", "body-rewrite", "resp":
 		return cont
 	}
