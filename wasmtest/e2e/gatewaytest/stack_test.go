@@ -1,0 +1,170 @@
+package gatewaytest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpmesh/gateway/shared/config"
+	"github.com/mcpmesh/gateway/tokensvc/server"
+	"github.com/mcpmesh/gateway/wasmtest/e2e/harness"
+	"github.com/mcpmesh/gateway/wasmtest/gateway"
+	"github.com/mcpmesh/gateway/wasmtest/wasmbuild"
+)
+
+// stack is a running gateway with its identity provider and upstreams.
+type stack struct {
+	IdP *harness.IdP
+	// AuthURL is the authenticate host; MCPOrigin the MCP server route host.
+	AuthURL, MCPOrigin string
+	// OpenURL is the permissive MCP route, RestrictedURL the route with the recommended
+	// policy (only test_simple_text among the tools), AppURL the mcp.client route.
+	OpenURL, RestrictedURL, AppURL string
+	// Everything is the everything-server's own URL (no gateway).
+	Everything string
+	Config     *config.Config
+	Server     *server.Server
+	Gateway    *gateway.Gateway
+	// AppRequests records the requests the mcp.client backend received.
+	AppRequests chan *http.Request
+	clockOffset atomic.Int64
+}
+
+// advance moves the token service's clock forward.
+func (s *stack) advance(d time.Duration) { s.clockOffset.Add(int64(d)) }
+
+func listen(t *testing.T, ip string) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		t.Fatalf("listen on %s: %v", ip, err)
+	}
+	return l
+}
+
+// startStack starts everything; it stops when the test ends.
+func startStack(t *testing.T) *stack {
+	t.Helper()
+	s := &stack{AppRequests: make(chan *http.Request, 16)}
+	// Tokens outlive the clock jumps of the session-expiry test (the token service's clock runs
+	// ahead of the provider's there).
+	s.IdP = harness.StartIdP(t, harness.IdPOptions{IDTokenTTL: 24 * time.Hour, AccessTokenTTL: 24 * time.Hour})
+	s.Everything = harness.StartEverythingServer(t)
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case s.AppRequests <- r.Clone(context.Background()):
+		default:
+		}
+		io.WriteString(w, "app backend")
+	}))
+	t.Cleanup(app.Close)
+
+	authL, mcpL, appL := listen(t, "127.0.0.1"), listen(t, "127.0.0.2"), listen(t, "127.0.0.3")
+	s.AuthURL = "http://" + authL.Addr().String()
+	s.MCPOrigin = "http://" + mcpL.Addr().String()
+	s.OpenURL = s.MCPOrigin + "/mcp"
+	s.RestrictedURL = s.MCPOrigin + "/restricted"
+	s.AppURL = "http://" + appL.Addr().String()
+
+	secret := func() string {
+		b := make([]byte, 32)
+		rand.Read(b)
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	yaml := fmt.Sprintf(`
+runtime_flags: {mcp: true}
+authenticate_service_url: %s
+shared_secret: %s
+cookie_secret: %s
+cookie_expiration: 1h
+idp_provider: oidc
+idp_provider_url: %s
+idp_client_id: %s
+idp_client_secret: %s
+authorize_log_fields: [request-id, user, email, allow, allow-why-true, allow-why-false, deny, deny-why-false, mcp-method, mcp-tool, mcp-tool-parameters]
+storage: {type: sqlite, path: %s}
+routes:
+  - name: Everything (open)
+    from: %s
+    to: %s
+    policy: {allow: {and: [{authenticated_user: true}]}}
+    mcp: {server: {}}
+  - name: Everything (restricted)
+    from: %s
+    to: %s
+    policy:
+      allow: {and: [{domain: {is: example.com}}]}
+      deny: {and: [{mcp_tool: {not_in: [test_simple_text]}}]}
+    mcp: {server: {}}
+  - name: App
+    from: %s
+    to: %s
+    policy: {allow: {and: [{authenticated_user: true}]}}
+    mcp: {client: {}}
+`, s.AuthURL, secret(), secret(), s.IdP.Issuer, s.IdP.ClientID, s.IdP.ClientSecret,
+		filepath.Join(t.TempDir(), "gateway.db"),
+		s.OpenURL, s.Everything, s.RestrictedURL, s.Everything, s.AppURL, app.URL)
+	cfg, err := config.Parse([]byte(yaml), nil)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	s.Config = cfg
+
+	ctx, cancel := context.WithCancel(context.Background())
+	logger := slog.New(slog.NewTextHandler(&testWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ts, err := server.New(ctx, cfg, server.WithLogger(logger),
+		server.WithClock(func() time.Time { return time.Now().Add(time.Duration(s.clockOffset.Load())) }))
+	if err != nil {
+		cancel()
+		t.Fatalf("token service: %v", err)
+	}
+	s.Server = ts
+	gw, err := gateway.New(ctx, gateway.Options{
+		Config:       cfg,
+		Module:       wasmbuild.Module(t),
+		TokenService: gateway.TokenService{Public: ts.PublicHandler(), Internal: ts.InternalHandler()},
+		Logger:       logger,
+	})
+	if err != nil {
+		cancel()
+		t.Fatalf("gateway: %v", err)
+	}
+	s.Gateway = gw
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = gw.Serve(ctx, []net.Listener{authL, mcpL, appL})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		gw.Close()
+		ts.Close()
+	})
+	return s
+}
+
+// testWriter sends log lines to the test log.
+type testWriter struct {
+	t  *testing.T
+	mu sync.Mutex
+}
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
