@@ -20,7 +20,8 @@
 //	if r.Reply != nil { /* the filter answered: r.Reply.Status, Headers, Body */ }
 //	// else r.Headers is what goes upstream; then SendResponseHeaders / SendResponseBody.
 //
-// Each Send call returns once the filter would let Envoy move on: at once when it continues,
+// SendRequest and SendResponse send a whole message at once. Each Send call returns once the
+// filter would let Envoy move on: at once when it continues,
 // or, when it pauses (for a proxy_http_call), after the callout's response callback resumes
 // or answers the stream; a context ending first gives ErrPaused. Host.Handler wraps all of it
 // as an http.Handler in front of an upstream handler (e.g. httputil.ReverseProxy), streaming

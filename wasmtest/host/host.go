@@ -357,6 +357,12 @@ func (h *Host) Close() error {
 			v.mu.Lock()
 			v.shutdown()
 			v.closeLocked()
+			for _, s := range v.streams {
+				if s.resetErr == nil {
+					s.resetErr = ErrClosed
+				}
+				s.signal()
+			}
 			v.mu.Unlock()
 		}
 		h.wg.Wait()

@@ -64,6 +64,9 @@ type Result struct {
 	Trailers Headers
 	// EndOfStream is set when this direction has been released completely.
 	EndOfStream bool
+	// Paused is set when the filter holds data of this direction: it buffers the body, or
+	// it stopped and waits for more input (the call returned because more input can come).
+	Paused bool
 	// Reply is set once the stream has been answered locally; nothing more is forwarded.
 	Reply *LocalReply
 }
@@ -292,7 +295,48 @@ func (s *Stream) take(f *flow) Result {
 	r := f.out
 	f.out = Result{}
 	r.Reply = s.reply
+	r.Paused = !f.done && !s.replied && (f.stopAll || f.stopHdrs || f.buffering || f.stopTrl)
 	return r
+}
+
+// merge appends the output of a later step to r.
+func (r *Result) merge(next Result) {
+	if next.Headers != nil {
+		r.Headers = next.Headers
+	}
+	r.Body = append(r.Body, next.Body...)
+	if next.Trailers != nil {
+		r.Trailers = next.Trailers
+	}
+	r.EndOfStream = r.EndOfStream || next.EndOfStream
+	r.Paused = next.Paused
+	if next.Reply != nil {
+		r.Reply = next.Reply
+	}
+}
+
+// SendRequest sends a whole request: the headers, then the body in one chunk (if any). The
+// result merges what the filter released upstream (or its reply).
+func (s *Stream) SendRequest(ctx context.Context, h Headers, body []byte) (Result, error) {
+	r, err := s.SendRequestHeaders(ctx, h, len(body) == 0)
+	if err != nil || r.Reply != nil || len(body) == 0 {
+		return r, err
+	}
+	next, err := s.SendRequestBody(ctx, body, true)
+	r.merge(next)
+	return r, err
+}
+
+// SendResponse sends a whole upstream response (headers with :status, then the body in one
+// chunk, if any) and merges what the filter released downstream (or its reply).
+func (s *Stream) SendResponse(ctx context.Context, h Headers, body []byte) (Result, error) {
+	r, err := s.SendResponseHeaders(ctx, h, len(body) == 0)
+	if err != nil || r.Reply != nil || len(body) == 0 {
+		return r, err
+	}
+	next, err := s.SendResponseBody(ctx, body, true)
+	r.merge(next)
+	return r, err
 }
 
 // signal wakes waiters after a change made outside their own call.

@@ -277,3 +277,40 @@ func TestStream_SetPropertyAndLogLevel(t *testing.T) {
 		t.Errorf("info lines kept at level warn: %q", logs)
 	}
 }
+
+func TestStream_SendRequestAndResponseHelpers(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, Options{})
+	s := stream(t, h)
+	ctx := testCtx(t)
+	r, err := s.SendRequest(ctx, post("/", "x-test", "body"), []byte("abc"))
+	if err != nil || r.Headers == nil || string(r.Body) != "abc" || !r.EndOfStream || r.Paused {
+		t.Fatalf("SendRequest = %+v, %v", r, err)
+	}
+	r, err = s.SendResponse(ctx, Headers{{":status", "200"}}, []byte("ok"))
+	if err != nil || r.Headers.Value(":status") != "200" || string(r.Body) != "ok" || !r.EndOfStream {
+		t.Fatalf("SendResponse = %+v, %v", r, err)
+	}
+	s2 := stream(t, h)
+	s2.SendRequestHeaders(ctx, post("/", "x-test", "body"), false)
+	if r, _ := s2.SendRequestBody(ctx, []byte("a"), false); !r.Paused {
+		t.Errorf("buffering body not reported as paused: %+v", r)
+	}
+}
+
+func TestStream_HostCloseReleasesWaiters(t *testing.T) {
+	t.Parallel()
+	srv := newCallServer(t)
+	h := newHost(t, Options{Clusters: srv.clusters()})
+	s := stream(t, h)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.SendRequestHeaders(testCtx(t), get("/", "x-test", "callout", "x-call-path", "/slow"), true)
+		done <- err
+	}()
+	waitLog(t, h, "dispatched")
+	h.Close()
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Fatalf("err = %v, want ErrClosed", err)
+	}
+}
