@@ -71,7 +71,10 @@ func startStack(t *testing.T) *stack {
 	}))
 	t.Cleanup(app.Close)
 
-	authL, mcpL, appL := listen(t, "127.0.0.1"), listen(t, "127.0.0.2"), listen(t, "127.0.0.3")
+	// The MCP route host is 127.0.0.1 (the conformance suite runs its DNS-rebinding scenario
+	// only against localhost URLs); the authenticate host shares the address on another port,
+	// with cookies of other names.
+	authL, mcpL, appL := listen(t, "127.0.0.1"), listen(t, "127.0.0.1"), listen(t, "127.0.0.3")
 	s.AuthURL = "http://" + authL.Addr().String()
 	s.MCPOrigin = "http://" + mcpL.Addr().String()
 	s.OpenURL = s.MCPOrigin + "/mcp"
