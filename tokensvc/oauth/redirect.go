@@ -60,14 +60,27 @@ func validateRedirectURI(raw string) error {
 			return errors.New("http redirect URIs are allowed only for loopback hosts (127.0.0.1, [::1], localhost); use https")
 		}
 	default:
-		if !strings.Contains(scheme, ".") {
-			return errors.New("redirect URI scheme " + scheme + " is not allowed: use https, http on loopback, or a private-use scheme such as com.example.app")
+		// RFC 8252 §7.1 asks apps for reverse-domain schemes, but MCP clients in use register
+		// single-word ones (cursor://, vscode://), so any private-use scheme is accepted except
+		// those a browser or the OS gives a meaning of its own. Consent is always asked of such
+		// clients, and the consent page shows the redirect target.
+		if forbiddenRedirectSchemes[scheme] {
+			return errors.New("redirect URI scheme " + scheme + " is not allowed: use https, http on loopback, or an app's private-use scheme")
 		}
 		if !strings.HasPrefix(u.Path, "/") {
 			return errors.New("private-use redirect URI must have a path (com.example.app:/callback)")
 		}
 	}
 	return nil
+}
+
+// forbiddenRedirectSchemes are schemes that execute, read local data, or hand the code to
+// something other than the registering app.
+var forbiddenRedirectSchemes = map[string]bool{
+	"javascript": true, "vbscript": true, "data": true, "file": true, "about": true, "blob": true,
+	"filesystem": true, "view-source": true, "jar": true, "ws": true, "wss": true, "ftp": true,
+	"mailto": true, "tel": true, "sms": true, "intent": true, "urn": true, "chrome": true,
+	"resource": true, "moz-extension": true, "chrome-extension": true, "ms-settings": true,
 }
 
 // isLoopbackRedirectHost reports whether host (from url.URL.Hostname) is one

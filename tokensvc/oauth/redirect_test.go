@@ -34,7 +34,11 @@ func TestValidateRedirectURI(t *testing.T) {
 		{"data:text/html,<script>alert(1)</script>", false},
 		{"file:///etc/passwd", false},
 		{"vbscript:msgbox", false},
-		{"myapp:/callback", false},                         // private-use scheme without a dot
+		{"myapp:/callback", true}, // private-use scheme without a dot (cursor://, vscode://)
+		{"cursor://anysphere.cursor-mcp/oauth/callback", true},
+		{"intent://x/#Intent;end", false}, // Android intent
+		{"ws://127.0.0.1/cb", false},      // not an app scheme
+		{"chrome-extension://abc/cb", false},
 		{"com.example.app:callback", false},                // opaque
 		{"https://client.example.com/cb#frag", false},      // fragment
 		{"https://client.example.com/cb#", false},          // empty fragment
