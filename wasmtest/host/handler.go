@@ -68,10 +68,15 @@ func (fh *filterHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	pr, pw := io.Pipe()
 	pumpDone := make(chan struct{})
 	defer func() {
+		// The pump may still be reading a slow client's body; it stops at its next step (the
+		// pipe is closed, the stream ends) and can no longer write to the client.
 		cancelUp()
 		pr.CloseWithError(errUpstreamDone)
-		<-pumpDone
-		if fw.abortStream() {
+		fw.mu.Lock()
+		abort := fw.abort
+		fw.done = true
+		fw.mu.Unlock()
+		if abort {
 			panic(http.ErrAbortHandler) // Envoy resets the stream
 		}
 	}()

@@ -136,3 +136,21 @@ func TestHandler_EventStreamFlowsChunkByChunk(t *testing.T) {
 		t.Fatalf("rest %q", rest)
 	}
 }
+
+func TestHandler_ReplyWhileUpstreamReadsBody(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, Options{BufferLimit: 1024})
+	up := newUpstream()
+	srv := filterServer(t, h, up)
+	req, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(strings.Repeat("x", 64<<10)))
+	req.Header.Set("x-test", "body")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 413 || string(b) != "Payload Too Large" {
+		t.Fatalf("response %d %q", resp.StatusCode, b)
+	}
+}
