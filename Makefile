@@ -19,7 +19,7 @@ $(WASM): $(shell find filter shared -name '*.go' -not -name '*_test.go' 2>/dev/n
 
 ## build: the wasm module and every command
 build: wasm
-	$(GO) build -o $(OUT)/ ./tokensvc/cmd/... ./wasmtest/cmd/... ./istio/cmd/... 2>/dev/null || $(GO) build -o $(OUT)/ ./tokensvc/cmd/... ./wasmtest/cmd/...
+	$(GO) build -o $(OUT)/ ./tokensvc/cmd/... ./wasmtest/cmd/... ./examples/...
 
 ## run: the quick start (local gateway + demo MCP server + OpenID provider on loopback)
 run: wasm

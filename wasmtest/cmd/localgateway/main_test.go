@@ -1,0 +1,33 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRun_BadConfigExits2NamingTheKey(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("runtime_flags: {mcp: true}\nroutes:\n  - from: https://x.example.com\n    to: http://u\n    mcp: {server: {bogus: 1}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{nil, "-config is required"},
+		{[]string{"-config", bad}, "routes[0].mcp.server.bogus: unknown key"},
+		{[]string{"-config", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
+		{[]string{"-config", "../../../examples/gateway.yaml", "-log-format", "xml"}, "-log-format must be text or json"},
+	}
+	for _, c := range cases {
+		var stderr bytes.Buffer
+		if code := run(c.args, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("run(%v) = %d, stderr %q; want 2 and %q", c.args, code, stderr.String(), c.want)
+		}
+	}
+}
