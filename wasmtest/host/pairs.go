@@ -78,16 +78,3 @@ func toPairs(b []byte) Headers {
 	}
 	return h
 }
-
-// SerializePropertyPath joins property path segments with NUL bytes, as guests pass them to
-// proxy_get_property (no trailing NUL).
-func SerializePropertyPath(path ...string) []byte {
-	var b []byte
-	for i, s := range path {
-		if i > 0 {
-			b = append(b, 0)
-		}
-		b = append(b, s...)
-	}
-	return b
-}

@@ -264,11 +264,3 @@ func boolean(b bool) []byte {
 	}
 	return []byte{0}
 }
-
-// PropertyInt decodes an 8-byte little-endian integer property value.
-func PropertyInt(b []byte) (int64, bool) {
-	if len(b) != 8 {
-		return 0, false
-	}
-	return int64(binary.LittleEndian.Uint64(b)), true
-}
