@@ -51,6 +51,23 @@ func (s *Server) lookupClient(ctx context.Context, id string) (store.Client, err
 // request with the method it registered (RFC 6749 §2.3, RFC 7591 §2):
 // none (client_id in the body, no secret), client_secret_basic or
 // client_secret_post. Any mismatch is invalid_client.
+// clientPost reads the form of a POST to the token or revocation endpoint and authenticates
+// its client. When it returns false it has answered the request with the OAuth error.
+func (s *Server) clientPost(w http.ResponseWriter, r *http.Request) (url.Values, store.Client, bool) {
+	if !allowMethods(w, r, http.MethodPost) {
+		return nil, store.Client{}, false
+	}
+	form, oerr := readForm(w, r)
+	if oerr == nil {
+		var client store.Client
+		if client, oerr = s.authenticateClient(r.Context(), r, form); oerr == nil {
+			return form, client, true
+		}
+	}
+	writeOAuthError(w, oerr)
+	return nil, store.Client{}, false
+}
+
 func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form url.Values) (store.Client, *oauthError) {
 	var (
 		id, presented  string

@@ -17,20 +17,11 @@ import (
 // it. Unknown tokens, and tokens of other clients (left untouched), are
 // answered 200 like successful revocations, so the endpoint reveals nothing.
 func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request, _ *hosts.Host) {
-	if !allowMethods(w, r, http.MethodPost) {
-		return
-	}
-	form, oerr := readForm(w, r)
-	if oerr != nil {
-		writeOAuthError(w, oerr)
+	form, client, ok := s.clientPost(w, r)
+	if !ok {
 		return
 	}
 	ctx := r.Context()
-	client, oerr := s.authenticateClient(ctx, r, form)
-	if oerr != nil {
-		writeOAuthError(w, oerr)
-		return
-	}
 	tok := form.Get("token")
 	if tok == "" {
 		writeOAuthError(w, newError(errInvalidRequest, "token is required"))

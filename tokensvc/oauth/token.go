@@ -48,21 +48,15 @@ func readForm(w http.ResponseWriter, r *http.Request) (url.Values, *oauthError) 
 
 // handleToken is the token endpoint (RFC 6749 §3.2).
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request, h *hosts.Host) {
-	if !allowMethods(w, r, http.MethodPost) {
-		return
-	}
-	form, oerr := readForm(w, r)
-	if oerr != nil {
-		writeOAuthError(w, oerr)
+	form, client, ok := s.clientPost(w, r)
+	if !ok {
 		return
 	}
 	ctx := r.Context()
-	client, oerr := s.authenticateClient(ctx, r, form)
-	if oerr != nil {
-		writeOAuthError(w, oerr)
-		return
-	}
-	var resp tokenResponse
+	var (
+		resp tokenResponse
+		oerr *oauthError
+	)
 	switch gt := form.Get("grant_type"); gt {
 	case grantAuthorizationCode:
 		resp, oerr = s.grantAuthorizationCode(ctx, h, client, form)
