@@ -37,7 +37,7 @@ func FuzzValidateRedirectURI(f *testing.F) {
 			if !isLoopbackRedirectHost(u.Hostname()) {
 				t.Fatalf("accepted http %q off loopback", raw)
 			}
-		case !strings.Contains(scheme, "."):
+		case forbiddenRedirectSchemes[scheme] || len(scheme) < 2:
 			t.Fatalf("accepted scheme %q", scheme)
 		}
 		if !matchRedirectURI([]string{raw}, raw) {

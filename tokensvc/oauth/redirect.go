@@ -64,7 +64,7 @@ func validateRedirectURI(raw string) error {
 		// single-word ones (cursor://, vscode://), so any private-use scheme is accepted except
 		// those a browser or the OS gives a meaning of its own. Consent is always asked of such
 		// clients, and the consent page shows the redirect target.
-		if forbiddenRedirectSchemes[scheme] {
+		if forbiddenRedirectSchemes[scheme] || len(scheme) < 2 { // "c:/…" reads as a Windows drive
 			return errors.New("redirect URI scheme " + scheme + " is not allowed: use https, http on loopback, or an app's private-use scheme")
 		}
 		if !strings.HasPrefix(u.Path, "/") {

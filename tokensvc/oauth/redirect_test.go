@@ -36,6 +36,7 @@ func TestValidateRedirectURI(t *testing.T) {
 		{"vbscript:msgbox", false},
 		{"myapp:/callback", true}, // private-use scheme without a dot (cursor://, vscode://)
 		{"cursor://anysphere.cursor-mcp/oauth/callback", true},
+		{"c:/Windows/x", false},           // one letter: a drive path
 		{"intent://x/#Intent;end", false}, // Android intent
 		{"ws://127.0.0.1/cb", false},      // not an app scheme
 		{"chrome-extension://abc/cb", false},
