@@ -5,7 +5,8 @@
 // filter chunk by chunk so that SSE keeps flowing.
 //
 // It is the host for development, demos, CI and benchmarks; production runs the same module
-// in Envoy or Istio. Differences from Envoy, on purpose: the request body the filter released
-// is collected before the upstream request starts (Envoy streams it), and only plain-http
-// loopback routes are served (TLS belongs to the mesh).
+// in Envoy or Istio. Bodies stream both ways through the filter (wasmtest/host's Handler); the
+// from path prefix is replaced by the to path and the Host by the upstream's (Envoy's
+// prefix_rewrite and auto_host_rewrite). Only plain-http loopback routes are served: TLS
+// belongs to the mesh.
 package gateway
