@@ -83,6 +83,12 @@ func (s *Server) check(r *http.Request, req *checkapi.Request) (int, *checkapi.R
 	var sess store.Session
 	var expires time.Time
 	if req.Token != "" {
+		// Only MCP server routes take a bearer token (the filter sends the browser session on
+		// mcp.client and plain routes): an External Token, whoever holds it, must never buy an
+		// identity and an assertion for a browser application.
+		if ri.kind != pluginconf.KindServer {
+			return invalidToken("only MCP server routes take a bearer token; this route takes a browser session")
+		}
 		at, ts, err := s.tokenSession(ctx, req.Token, ri.id)
 		if errors.Is(err, oauth.ErrInvalidToken) {
 			return invalidToken("the access token is not valid for this route")

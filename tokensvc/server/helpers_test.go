@@ -39,13 +39,16 @@ routes:
   - name: Demo
     from: https://mcp.example.com/mcp
     to: http://demo.internal/mcp
+    policy: {allow: {and: [{authenticated_user: true}]}}
     mcp: {server: {}}
   - from: https://mcp.example.com/other
     to: http://other.internal/mcp
+    policy: {allow: {and: [{authenticated_user: true}]}}
     mcp: {server: {}}
   - name: GitHub
     from: https://gh.example.com/mcp
     to: http://gh.internal/mcp
+    policy: {allow: {and: [{authenticated_user: true}]}}
     mcp:
       server:
         upstream_oauth2:

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpmesh/gateway/shared/pluginconf"
+	"github.com/mcpmesh/gateway/shared/policy"
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
 	"github.com/mcpmesh/gateway/tokensvc/oauth"
 	"github.com/mcpmesh/gateway/tokensvc/store"
@@ -24,7 +25,8 @@ type RouteListing struct {
 }
 
 // handleRoutes serves paths.Routes on mcp.client route hosts: the MCP servers of the
-// gateway and whether the user has connected each one's upstream.
+// gateway the user's policy lets them use, and whether the user has connected each one's
+// upstream.
 func (s *Server) handleRoutes(w http.ResponseWriter, r *http.Request) {
 	h, ok := hosts.FromContext(r.Context())
 	if !ok || len(h.ClientRoutes()) == 0 {
@@ -55,10 +57,16 @@ func (s *Server) handleRoutes(w http.ResponseWriter, r *http.Request) {
 	}
 	out := RouteListing{Servers: []ListedServer{}}
 	now := s.now()
+	in := listingInput(&sess)
 	for i := range s.cfg.Routes {
 		rt := &s.cfg.Routes[i]
 		ri := s.routes[rt.Normalized().ID]
 		if ri == nil || ri.kind != pluginconf.KindServer {
+			continue
+		}
+		// A server the user's policy refuses is not listed: the listing must not tell a user
+		// (or an application holding their token) about servers they may not use.
+		if !ri.policy.Evaluate(in).Allow {
 			continue
 		}
 		name := rt.Name
@@ -78,6 +86,18 @@ func (s *Server) handleRoutes(w http.ResponseWriter, r *http.Request) {
 		out.Servers = append(out.Servers, ListedServer{Name: name, URL: rt.From, Connected: connected})
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// listingInput is the policy input of the listing: the session's identity, as the filter
+// sees it through the check API, making a request that is not a tool call (initialize, the
+// first request of every MCP session). A server whose policy refuses it cannot be used at
+// all; tool-level rules (mcp_tool) do not hide a server.
+func listingInput(sess *store.Session) *policy.Input {
+	id := identityOf(sess)
+	return &policy.Input{
+		Authenticated: true, User: id.Subject, Email: id.Email, Name: id.Name,
+		Groups: id.Groups, Claims: id.Claims, MCPMethod: "initialize",
+	}
 }
 
 // listingSession validates token at one of h's mcp.client routes and returns its live

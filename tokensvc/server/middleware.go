@@ -23,7 +23,8 @@ func RequestID(ctx context.Context) string {
 }
 
 // withRequestID reuses an incoming X-Request-Id when it is a sane token (1–64 characters
-// of [A-Za-z0-9._-]), else generates one, and echoes it in the response.
+// of [A-Za-z0-9._-]), else generates one, echoes it in the response and replaces the
+// request's header with it.
 func withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(RequestIDHeader)
@@ -31,7 +32,11 @@ func withRequestID(next http.Handler) http.Handler {
 			id = rand.Text()
 		}
 		w.Header().Set(RequestIDHeader, id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+		// Handlers that read the header themselves (the authorization server's pages and
+		// log records) must see the ID chosen here, never a value the client made up.
+		r.Header.Set(RequestIDHeader, id)
+		next.ServeHTTP(w, r)
 	})
 }
 

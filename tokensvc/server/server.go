@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpmesh/gateway/shared/config"
+	"github.com/mcpmesh/gateway/shared/policy"
 	"github.com/mcpmesh/gateway/tokensvc/assertion"
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
 	"github.com/mcpmesh/gateway/tokensvc/idp"
@@ -61,6 +62,9 @@ type routeInfo struct {
 	origin   string
 	kind     string
 	upstream bool
+	// policy is the route's parsed policy; nil (allows nothing) if it does not parse, which
+	// a validated configuration rules out.
+	policy *policy.Policy
 }
 
 // Option configures New.
@@ -167,9 +171,11 @@ func (s *Server) build(ctx context.Context, o options) error {
 	for i := range s.cfg.Routes {
 		r := &s.cfg.Routes[i]
 		n := r.Normalized()
+		pol, _ := policy.Parse(r.Policy)
 		s.routes[n.ID] = &routeInfo{
 			route: r, id: n.ID, scheme: n.Scheme, host: n.Host, origin: n.Scheme + "://" + n.Host, kind: r.RouteKind(),
 			upstream: r.MCP != nil && r.MCP.Server != nil && r.MCP.Server.UpstreamOAuth2 != nil,
+			policy:   pol,
 		}
 	}
 	s.public = s.buildPublic()
