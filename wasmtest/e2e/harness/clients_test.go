@@ -74,6 +74,10 @@ func startProtectedMCP(t *testing.T, upstreamMCP string, opts IdPOptions) *prote
 		if ok {
 			if _, err := verifier.Verify(r.Context(), raw); err == nil {
 				p.accepted(raw)
+				if err := bufferBody(r); err != nil {
+					http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+					return
+				}
 				proxy.ServeHTTP(w, r)
 				return
 			}
@@ -160,6 +164,32 @@ func TestTSClient_ConsentFormDeniedFails(t *testing.T) {
 	t.Parallel()
 	p := startProtectedMCP(t, StartEverythingServer(t), IdPOptions{ConsentForm: true})
 	res, err := RunTSClient(t, ClientOptions{URL: p.URL, Tool: "test_simple_text", Deny: true})
+	if err == nil {
+		t.Fatalf("flow succeeded after the user denied consent: %+v", res)
+	}
+	if !strings.Contains(res.Error, "access_denied") {
+		t.Errorf("error %q, want access_denied", res.Error)
+	}
+	if tokens, _ := p.seen(); tokens != 0 {
+		t.Errorf("resource server accepted %d tokens, want 0", tokens)
+	}
+}
+
+func TestGoClient_FullFlowAgainstOAuthProtectedServer(t *testing.T) {
+	t.Parallel()
+	p := startProtectedMCP(t, StartEverythingServer(t), IdPOptions{})
+	res, err := RunGoClient(t, ClientOptions{URL: p.URL, Tool: "test_simple_text"})
+	if err != nil {
+		t.Fatalf("%v\nbrowser: %v", err, res.Browser)
+	}
+	t.Logf("steps %v, scope %q, authorization %v", res.Steps, res.Scope, res.AuthorizationParams)
+	checkFullFlow(t, res, p)
+}
+
+func TestGoClient_ConsentFormDeniedFails(t *testing.T) {
+	t.Parallel()
+	p := startProtectedMCP(t, StartEverythingServer(t), IdPOptions{ConsentForm: true})
+	res, err := RunGoClient(t, ClientOptions{URL: p.URL, Tool: "test_simple_text", Deny: true})
 	if err == nil {
 		t.Fatalf("flow succeeded after the user denied consent: %+v", res)
 	}

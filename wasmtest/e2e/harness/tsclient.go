@@ -75,6 +75,10 @@ type ClientOptions struct {
 	ClientID, ClientSecret string
 	// Deny makes the browser click action=deny instead of action=approve on a consent form.
 	Deny bool
+	// Browser is the user agent of the Go client flow (a new one if nil), so a test can share
+	// cookies between flows or inspect its History. The TypeScript client always uses its own
+	// headless browser.
+	Browser *Browser
 	// NoRefresh skips the forced refresh and the second call.
 	NoRefresh bool
 	// Timeout bounds the whole flow; zero means 60 seconds.
