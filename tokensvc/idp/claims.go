@@ -16,6 +16,10 @@ func identityFrom(claims map[string]any) Identity {
 	id.Subject, _ = claims["sub"].(string)
 	if email, _ := claims["email"].(string); email != "" && !explicitlyFalse(claims["email_verified"]) {
 		id.Email = email
+	} else {
+		// An address the provider does not vouch for must not reach claim/email policy
+		// criteria either: anyone can register someone else's address at such a provider.
+		delete(id.Claims, "email")
 	}
 	id.Name, _ = claims["name"].(string)
 	if id.Name == "" {

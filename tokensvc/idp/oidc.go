@@ -223,6 +223,14 @@ func (c *OIDC) mergeUserInfo(ctx context.Context, d *discovered, tok *oauth2.Tok
 	if err := ui.Claims(&extra); err != nil {
 		return fmt.Errorf("userinfo: %w: %v", ErrInvalidResponse, err)
 	}
+	// The address and its verification come from one source: when the ID token names no
+	// address, userinfo's email_verified replaces whatever the ID token said, so an ID
+	// token's email_verified: true never vouches for an address userinfo supplied.
+	if _, ok := claims["email"]; !ok {
+		if _, ok := extra["email"]; ok {
+			delete(claims, "email_verified")
+		}
+	}
 	for k, v := range extra {
 		if _, ok := claims[k]; !ok {
 			claims[k] = v
