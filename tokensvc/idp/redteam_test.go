@@ -19,7 +19,7 @@ func TestRedTeam_UnverifiedEmailReachesNoClaim(t *testing.T) {
 		// Policy criterion claim/email reads Identity.Claims: an attacker who registered
 		// victim@example.com at a provider that does not verify addresses would pass
 		// `claim/email: victim@example.com`.
-		"ID token says unverified": {idToken: map[string]any{"email": "victim@example.com", "email_verified": false}},
+		"ID token says unverified":        {idToken: map[string]any{"email": "victim@example.com", "email_verified": false}},
 		"provider sends the string false": {idToken: map[string]any{"email": "victim@example.com", "email_verified": "false"}},
 		// The ID token has no address; userinfo has one it marks unverified.
 		"userinfo says unverified": {
