@@ -80,6 +80,9 @@
 //     Codes and grants bound to a resource are only redeemable at the issuer
 //     that serves the resource; unbound tokens are valid at every route by
 //     design (DESIGN §2.9), so no issuer binding is needed for them.
+//   - Dynamic client registration is open to anyone and each registration is
+//     stored for up to 30 idle days, so it is rate limited per replica
+//     (WithRegistrationLimit; 429 with Retry-After beyond it).
 //   - The consent page's Content-Security-Policy has no form-action
 //     directive (the other pages have form-action 'self'): Chrome and Safari
 //     apply form-action to the redirects that follow a form submission, so it

@@ -9,7 +9,9 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -206,6 +208,9 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request, h *hosts
 		writeOAuthError(w, newError(errInvalidClientMetadata, "the request body must be application/json"))
 		return
 	}
+	if !s.allowRegistration(w) {
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		writeOAuthError(w, newError(errInvalidClientMetadata, fmt.Sprintf("the request body is unreadable or larger than %d bytes", maxBodyBytes)))
@@ -254,4 +259,29 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request, h *hosts
 	s.log.InfoContext(r.Context(), "oauth: client registered", "issuer", h.Origin, "client_id", c.ID,
 		"auth_method", c.TokenEndpointAuthMethod, "grant_types", c.GrantTypes)
 	writeJSON(w, http.StatusCreated, resp)
+}
+
+// allowRegistration spends one unit of the registration budget, or answers 429 with
+// Retry-After and reports false. Registration is open to anyone and every registration is
+// stored for weeks, so without a bound one client could fill the store.
+func (s *Server) allowRegistration(w http.ResponseWriter) bool {
+	now := s.now()
+	res := s.registrations.ReserveN(now, 1)
+	if !res.OK() {
+		return s.refuseRegistration(w, time.Second)
+	}
+	if d := res.DelayFrom(now); d > 0 {
+		res.CancelAt(now)
+		return s.refuseRegistration(w, d)
+	}
+	return true
+}
+
+func (s *Server) refuseRegistration(w http.ResponseWriter, wait time.Duration) bool {
+	secs := int64((wait + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.FormatInt(max(secs, 1), 10))
+	e := newError(errTemporarilyUnavailable, "too many client registrations; try again later")
+	e.status = http.StatusTooManyRequests
+	writeOAuthError(w, e)
+	return false
 }

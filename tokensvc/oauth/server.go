@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"golang.org/x/time/rate"
 
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/shared/paths"
@@ -35,6 +36,11 @@ const (
 	oneTimeKindConsent = "consent"
 	// clientRouteClientID is the ClientID of tokens minted by IssueClientToken.
 	clientRouteClientID = "gateway:mcp-client-route"
+	// defaultRegistrationRate and defaultRegistrationBurst bound dynamic client
+	// registration per replica (see WithRegistrationLimit): a fleet of clients may
+	// register at once, a flood cannot fill the store with 30-day registrations.
+	defaultRegistrationRate  = 2 // per second
+	defaultRegistrationBurst = 120
 )
 
 // ErrIdPRefused is returned (possibly wrapped) by [Sessions.Revalidate] when
@@ -82,6 +88,9 @@ type Server struct {
 	docClient  *http.Client
 	accessTTL  time.Duration
 	refreshTTL time.Duration
+	// registrations bounds dynamic client registration; anyone may register, and each
+	// registration is stored for clientIdleLifetime.
+	registrations *rate.Limiter
 }
 
 // Option configures a Server.
@@ -98,6 +107,14 @@ func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
 // refuses to connect to non-public addresses. A replacement should be built
 // with NewDocumentClient too.
 func WithDocumentClient(c *http.Client) Option { return func(s *Server) { s.docClient = c } }
+
+// WithRegistrationLimit sets how many dynamic client registrations this server accepts:
+// perSecond on average, burst at once (defaults: 2 per second, bursts of 120). Beyond it
+// the registration endpoint answers 429 with Retry-After. The limit is per replica; put a
+// per-client-address limit in front of the gateway too.
+func WithRegistrationLimit(perSecond float64, burst int) Option {
+	return func(s *Server) { s.registrations = rate.NewLimiter(rate.Limit(perSecond), burst) }
+}
 
 // New returns a Server for cfg that keeps its state in st and learns the
 // user's browser session from sessions.
@@ -119,6 +136,9 @@ func New(cfg *config.Config, st store.Store, sessions Sessions, opts ...Option) 
 	}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.registrations == nil {
+		s.registrations = rate.NewLimiter(defaultRegistrationRate, defaultRegistrationBurst)
 	}
 	if s.docClient == nil {
 		s.docClient = NewDocumentClient(DocumentClientOptions{})
