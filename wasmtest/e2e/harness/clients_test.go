@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -198,5 +199,35 @@ func TestGoClient_ConsentFormDeniedFails(t *testing.T) {
 	}
 	if tokens, _ := p.seen(); tokens != 0 {
 		t.Errorf("resource server accepted %d tokens, want 0", tokens)
+	}
+}
+
+// TestClients_PreregisteredConfidentialClient runs both SDK clients with a client registered
+// ahead of time (no dynamic registration), authenticating to the token endpoint with a secret.
+func TestClients_PreregisteredConfidentialClient(t *testing.T) {
+	t.Parallel()
+	secret := rand.Text()
+	p := startProtectedMCP(t, StartEverythingServer(t), IdPOptions{Clients: []IdPClient{{
+		ClientID:     "mcp-static",
+		ClientSecret: secret,
+		// Loopback redirect URIs match any port, so each client's ephemeral callback fits.
+		RedirectURIs: []string{"http://127.0.0.1/callback"},
+	}}})
+	opts := ClientOptions{URL: p.URL, Tool: "test_simple_text", ClientID: "mcp-static", ClientSecret: secret}
+	for name, run := range map[string]func(testing.TB, ClientOptions) (*ClientResult, error){
+		"typescript": RunTSClient,
+		"go":         RunGoClient,
+	} {
+		res, err := run(t, opts)
+		if err != nil {
+			t.Errorf("%s: %v\nbrowser: %v", name, err, res.Browser)
+			continue
+		}
+		if res.Registered || res.ClientID != "mcp-static" {
+			t.Errorf("%s: registered=%v client_id=%q, want the pre-registered client", name, res.Registered, res.ClientID)
+		}
+		if !res.Refreshed || !res.AccessTokenChanged || res.CallAfterRefresh == nil {
+			t.Errorf("%s: refreshed=%v changed=%v call after refresh %+v", name, res.Refreshed, res.AccessTokenChanged, res.CallAfterRefresh)
+		}
 	}
 }

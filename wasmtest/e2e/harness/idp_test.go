@@ -19,6 +19,7 @@ import (
 type rp struct {
 	cfg      oauth2.Config
 	verifier *oidc.IDTokenVerifier
+	provider *oidc.Provider
 	issuer   string
 }
 
@@ -42,6 +43,7 @@ func newRP(ctx context.Context, t *testing.T, idp *IdP) *rp {
 			Scopes:      []string{oidc.ScopeOpenID, "profile", "email", "groups", oidc.ScopeOfflineAccess},
 		},
 		verifier: provider.Verifier(&oidc.Config{ClientID: idp.ClientID}),
+		provider: provider,
 		issuer:   idp.Issuer,
 	}
 }
@@ -167,6 +169,15 @@ func TestIdP_AuthorizationCodePKCE_IDTokenAndRotatingRefresh(t *testing.T) {
 	if tok.RefreshToken == "" {
 		t.Fatal("no refresh token issued for offline_access")
 	}
+	ui, err := r.provider.UserInfo(ctx, oauth2.StaticTokenSource(tok))
+	if err != nil {
+		t.Fatalf("userinfo: %v", err)
+	}
+	var uc userClaims
+	if err := ui.Claims(&uc); err != nil {
+		t.Fatalf("decode userinfo: %v", err)
+	}
+	checkUser(t, uc, Alice)
 
 	refreshed, err := r.refresh(ctx, tok.RefreshToken)
 	if err != nil {

@@ -3,7 +3,6 @@ package harness
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -211,6 +210,3 @@ func childEnv(extra ...string) []string {
 	}
 	return append(env, extra...)
 }
-
-// errExit wraps a non-zero exit of a harness child.
-var errExit = errors.New("child process failed")
