@@ -23,8 +23,10 @@
 //     paths.Handoff?code=….
 //  5. The route host takes the code, checks it was minted for this host and that the
 //     browser holds the pre-session nonce, creates a store.BrowserCookie bound to the host,
-//     sets checkapi.SessionCookie (HttpOnly, SameSite=Lax, Path=/, Secure on https,
-//     host-only) and redirects to return_to.
+//     sets checkapi.SessionCookie (HttpOnly, SameSite=Lax, Secure on https, host-only;
+//     Path=/ on hosts with mcp.client or plain routes, Path=/.gateway/ on hosts that serve
+//     only mcp.server routes, so the cookie never travels to an MCP server upstream) and
+//     redirects to return_to.
 //
 // Cookies hold opaque random tokens; the store keeps only their SHA-256.
 package session

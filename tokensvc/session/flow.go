@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpmesh/gateway/shared/checkapi"
 	"github.com/mcpmesh/gateway/shared/paths"
+	"github.com/mcpmesh/gateway/shared/pluginconf"
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
 	"github.com/mcpmesh/gateway/tokensvc/idp"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
@@ -63,6 +64,13 @@ func (m *Manager) SignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s, err := m.Current(r); err == nil && s != nil {
+		// Already signed in, yet the filter sent the browser here: its cookie may sit on a
+		// path the host no longer uses (the host gained a browser route). Set it afresh where
+		// it belongs, or the browser would bounce between the route and sign_in forever.
+		if err := m.issueSessionCookie(w, r, h, *s); err != nil {
+			m.internalError(w, r, "renew session cookie", err)
+			return
+		}
 		redirect(w, returnTo)
 		return
 	}
@@ -213,7 +221,7 @@ func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
 		m.internalError(w, r, "create session", err)
 		return
 	}
-	if err := m.issueCookie(w, r, m.authn, AuthnCookie, s); err != nil {
+	if err := m.issueCookie(w, r, m.authn, AuthnCookie, "/", s); err != nil {
 		m.internalError(w, r, "create authenticate cookie", err)
 		return
 	}
@@ -286,7 +294,7 @@ func (m *Manager) Handoff(w http.ResponseWriter, r *http.Request) {
 		m.flowError(w, r, store.ErrNotFound, "Your session has ended. Reload the application to sign in again.")
 		return
 	}
-	if err := m.issueCookie(w, r, h, checkapi.SessionCookie, s); err != nil {
+	if err := m.issueSessionCookie(w, r, h, s); err != nil {
 		m.internalError(w, r, "create session cookie", err)
 		return
 	}
@@ -296,11 +304,51 @@ func (m *Manager) Handoff(w http.ResponseWriter, r *http.Request) {
 	redirect(w, ho.ReturnTo)
 }
 
-// issueCookie creates a browser cookie of s bound to h and sets it as cookie name.
-func (m *Manager) issueCookie(w http.ResponseWriter, r *http.Request, h *hosts.Host, name string, s store.Session) error {
-	if old := cookieValue(r, name); old != "" {
-		// The browser's previous cookie on this host is replaced: forget it.
-		if err := m.store.DeleteBrowserCookie(r.Context(), secret.Hash(old)); err != nil && !errors.Is(err, store.ErrNotFound) {
+// issueSessionCookie sets a route host's session cookie for s on the host's cookie path and
+// clears it on the other path, so the browser holds exactly one.
+func (m *Manager) issueSessionCookie(w http.ResponseWriter, r *http.Request, h *hosts.Host, s store.Session) error {
+	path := sessionCookiePath(h)
+	clearCookie(w, h, checkapi.SessionCookie, otherSessionCookiePath(path), http.SameSiteLaxMode)
+	return m.issueCookie(w, r, h, checkapi.SessionCookie, path, s)
+}
+
+// clearSessionCookie clears a route host's session cookie on both paths it may have.
+func clearSessionCookie(w http.ResponseWriter, h *hosts.Host) {
+	clearCookie(w, h, checkapi.SessionCookie, "/", http.SameSiteLaxMode)
+	clearCookie(w, h, checkapi.SessionCookie, paths.Prefix, http.SameSiteLaxMode)
+}
+
+// sessionCookiePath is the Path of a route host's session cookie. A host with mcp.client or
+// plain routes needs it on every path: the filter reads it there. A host that serves only
+// mcp.server routes needs it on the gateway paths alone (authorization, consent, sign-out),
+// and keeping it there keeps it out of requests to its MCP servers, whose upstreams must
+// never see a credential they could replay at the authorization endpoint to approve a
+// client of their own as the user.
+func sessionCookiePath(h *hosts.Host) string {
+	for _, rt := range h.Routes {
+		if rt.RouteKind() != pluginconf.KindServer {
+			return "/"
+		}
+	}
+	return paths.Prefix
+}
+
+func otherSessionCookiePath(path string) string {
+	if path == "/" {
+		return paths.Prefix
+	}
+	return "/"
+}
+
+// issueCookie creates a browser cookie of s bound to h and sets it as cookie name on path.
+func (m *Manager) issueCookie(w http.ResponseWriter, r *http.Request, h *hosts.Host, name, path string, s store.Session) error {
+	for _, c := range r.CookiesNamed(name) {
+		// The browser's previous cookies of that name on this host (one per path) are
+		// replaced: forget them.
+		if !plausibleToken(c.Value) {
+			continue
+		}
+		if err := m.store.DeleteBrowserCookie(r.Context(), secret.Hash(c.Value)); err != nil && !errors.Is(err, store.ErrNotFound) {
 			m.log.WarnContext(r.Context(), "delete replaced browser cookie", "error", err.Error())
 		}
 	}
@@ -315,7 +363,7 @@ func (m *Manager) issueCookie(w http.ResponseWriter, r *http.Request, h *hosts.H
 	if maxAge < 1 {
 		maxAge = 1
 	}
-	setCookie(w, h, name, value, "/", s.ExpiresAt, maxAge, http.SameSiteLaxMode)
+	setCookie(w, h, name, value, path, s.ExpiresAt, maxAge, http.SameSiteLaxMode)
 	return nil
 }
 
@@ -336,7 +384,7 @@ func (m *Manager) SignOut(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		if s == nil {
-			clearCookie(w, h, checkapi.SessionCookie, "/", http.SameSiteLaxMode)
+			clearSessionCookie(w, h)
 			render(w, http.StatusOK, page{Title: "Signed out", Message: "You are signed out."})
 			return
 		}
@@ -366,7 +414,7 @@ func (m *Manager) SignOut(w http.ResponseWriter, r *http.Request) {
 			}
 			m.log.InfoContext(r.Context(), "signed out", "sub", s.Subject)
 		}
-		clearCookie(w, h, checkapi.SessionCookie, "/", http.SameSiteLaxMode)
+		clearSessionCookie(w, h)
 		if rt := r.PostForm.Get("return_to"); ValidReturnTo(rt) {
 			redirect(w, rt)
 			return

@@ -97,9 +97,9 @@ func TestRedirectToSignIn_ReturnsToTheRequestedPage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	b := e.browser()
-	_, at := b.follow(mcpOrigin + "/protected?client_id=abc&state=xyz")
+	_, at := b.follow(mcpOrigin + "/.gateway/protected?client_id=abc&state=xyz")
 	_, at = b.follow(e.idp.login(t, at, "bob"))
-	if at != mcpOrigin+"/protected?client_id=abc&state=xyz" {
+	if at != mcpOrigin+"/.gateway/protected?client_id=abc&state=xyz" {
 		t.Fatalf("ended at %s", at)
 	}
 	resp := b.do(http.MethodGet, at, nil)
@@ -354,7 +354,8 @@ func TestCSRF_BoundToSessionCookieAndHost(t *testing.T) {
 	req := func(b *browser, origin string) *http.Request {
 		r, _ := http.NewRequest(http.MethodPost, origin+"/", nil)
 		u, _ := url.Parse(origin)
-		for _, c := range b.jar.Cookies(u) {
+		gw, _ := url.Parse(origin + paths.Consent)
+		for _, c := range b.jar.Cookies(gw) {
 			r.AddCookie(c)
 		}
 		h := e.m.hosts.Lookup(u.Host)

@@ -164,7 +164,9 @@ func newEnv(t *testing.T) *env {
 	mux.HandleFunc(paths.SignOut, m.SignOut)
 	mux.HandleFunc(paths.AuthenticateSignIn, m.AuthenticateSignIn)
 	mux.HandleFunc(paths.IdPCallback, m.Callback)
-	mux.HandleFunc("/whoami", func(w http.ResponseWriter, r *http.Request) {
+	// Pages needing the session live under /.gateway/, as on a host that serves only
+	// mcp.server routes the session cookie reaches gateway paths alone.
+	mux.HandleFunc("/.gateway/whoami", func(w http.ResponseWriter, r *http.Request) {
 		s, err := m.Current(r)
 		if err != nil {
 			http.Error(w, err.Error(), 500)
@@ -176,7 +178,7 @@ func newEnv(t *testing.T) *env {
 		}
 		fmt.Fprintf(w, "%s %s", s.Subject, m.CSRFToken(r))
 	})
-	mux.HandleFunc("/protected", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/.gateway/protected", func(w http.ResponseWriter, r *http.Request) {
 		if s, _ := m.Current(r); s == nil {
 			m.RedirectToSignIn(w, r, r.URL.RequestURI())
 			return
@@ -254,7 +256,7 @@ func (b *browser) signIn(origin, returnTo, subject string) string {
 
 // whoami returns the subject signed in on origin, or "".
 func (b *browser) whoami(origin string) (subject, csrf string) {
-	resp := b.do(http.MethodGet, origin+"/whoami", nil)
+	resp := b.do(http.MethodGet, origin+"/.gateway/whoami", nil)
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 {
 		return "", ""
