@@ -231,3 +231,35 @@ func TestClients_PreregisteredConfidentialClient(t *testing.T) {
 		}
 	}
 }
+
+// TestClients_DisabledAccountRefreshIsInvalidGrant disables the account between the first call
+// and the refresh: both SDK clients must see invalid_grant on the refresh and then fail to sign
+// in again (access_denied), which is how a gateway test observes SPEC's "provider denies the
+// refresh" through real clients.
+func TestClients_DisabledAccountRefreshIsInvalidGrant(t *testing.T) {
+	t.Parallel()
+	upstream := StartEverythingServer(t)
+	for name, run := range map[string]func(testing.TB, ClientOptions) (*ClientResult, error){
+		"typescript": RunTSClient,
+		"go":         RunGoClient,
+	} {
+		p := startProtectedMCP(t, upstream, IdPOptions{})
+		res, err := run(t, ClientOptions{
+			URL: p.URL, Tool: "test_simple_text",
+			BeforeRefresh: func() { p.IdP.Disable(t, "alice") },
+		})
+		if err == nil {
+			t.Errorf("%s: flow succeeded with a disabled account: %+v", name, res)
+			continue
+		}
+		if res.RefreshError != "invalid_grant" || res.Refreshed {
+			t.Errorf("%s: refresh_error %q refreshed=%v, want invalid_grant and no refresh (error: %v)", name, res.RefreshError, res.Refreshed, err)
+		}
+		if !strings.Contains(res.Error, "access_denied") {
+			t.Errorf("%s: error %q, want the new sign-in to end with access_denied", name, res.Error)
+		}
+		if res.Call == nil || res.CallAfterRefresh != nil {
+			t.Errorf("%s: call %+v, call after refresh %+v: want only the first", name, res.Call, res.CallAfterRefresh)
+		}
+	}
+}

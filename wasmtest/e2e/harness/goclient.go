@@ -158,27 +158,43 @@ func (r *goRun) run(ctx context.Context, opts ClientOptions) error {
 	if src == nil {
 		return errors.New("no token source after authorization")
 	}
+	if opts.BeforeRefresh != nil {
+		opts.BeforeRefresh()
+	}
 	before, err := src.force()
 	if err != nil {
 		return err
 	}
+	var callErr error
 	if opts.Tool != "" {
 		out, err := callTool(ctx, session, opts)
 		if err != nil {
-			return r.withAuthError(fmt.Errorf("after refresh: %w", err))
+			callErr = r.withAuthError(fmt.Errorf("after refresh: %w", err))
 		}
 		r.res.CallAfterRefresh = out
 	} else if _, err := session.ListTools(ctx, &mcp.ListToolsParams{}); err != nil {
-		return r.withAuthError(fmt.Errorf("tools/list after refresh: %w", err))
+		callErr = r.withAuthError(fmt.Errorf("tools/list after refresh: %w", err))
 	}
 	after, refreshes, refreshErr := src.state()
 	r.mu.Lock()
 	authAfter := r.authN
 	r.mu.Unlock()
-	switch {
-	case refreshErr != nil:
+	if refreshErr != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(refreshErr, &re) && re.ErrorCode != "" {
+			r.res.RefreshError = re.ErrorCode
+		} else {
+			r.res.RefreshError = refreshErr.Error()
+		}
+		if callErr != nil {
+			return fmt.Errorf("refresh: %w; then %w", refreshErr, callErr)
+		}
 		return fmt.Errorf("refresh: %w", refreshErr)
-	case refreshes == 0 || authAfter != authBefore:
+	}
+	if callErr != nil {
+		return callErr
+	}
+	if refreshes == 0 || authAfter != authBefore {
 		return fmt.Errorf("the access token was not refreshed (refreshes %d, authorizations %d -> %d)", refreshes, authBefore, authAfter)
 	}
 	r.res.Refreshed = true

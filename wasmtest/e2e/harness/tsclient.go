@@ -1,11 +1,13 @@
 package harness
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"testing"
 	"time"
@@ -38,6 +40,9 @@ type ClientResult struct {
 	Refreshed           bool `json:"refreshed"`
 	AccessTokenChanged  bool `json:"access_token_changed"`
 	RefreshTokenRotated bool `json:"refresh_token_rotated"`
+	// RefreshError is the OAuth error code of a refused refresh ("invalid_grant"), or the
+	// error text of another refresh failure.
+	RefreshError string `json:"refresh_error"`
 	// Scope is the scope of the last token response, when the server sent one.
 	Scope string `json:"scope"`
 	// Error is the first failure, empty when OK.
@@ -81,6 +86,9 @@ type ClientOptions struct {
 	Browser *Browser
 	// NoRefresh skips the forced refresh and the second call.
 	NoRefresh bool
+	// BeforeRefresh, if set, is called (on the test's goroutine) after the first call and
+	// before the forced refresh, e.g. to disable the account at the identity provider.
+	BeforeRefresh func()
 	// Timeout bounds the whole flow; zero means 60 seconds.
 	Timeout time.Duration
 }
@@ -124,6 +132,9 @@ func RunTSClient(t testing.TB, opts ClientOptions) (*ClientResult, error) {
 	if opts.NoRefresh {
 		args = append(args, "--no-refresh")
 	}
+	if opts.BeforeRefresh != nil {
+		args = append(args, "--pause-before-refresh")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, args...)
@@ -135,9 +146,51 @@ func RunTSClient(t testing.TB, opts ClientOptions) (*ClientResult, error) {
 	}
 	cmd.Env = childEnv(env...)
 	setParentDeathSignal(cmd)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
+	var stdout bytes.Buffer
+	stderr := &tailBuffer{}
+	cmd.Stdout = &stdout
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatalf("harness: ts-client stdin: %v", err)
+	}
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatalf("harness: ts-client stderr: %v", err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("harness: start ts-client: %v", err)
+	}
+	// stderr is read on another goroutine; the hook runs on this one (it may call t.Fatal).
+	paused := make(chan struct{})
+	resume := make(chan struct{})
+	stderrDone := make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		sc := bufio.NewScanner(errPipe)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if line == "PAUSE before-refresh" && opts.BeforeRefresh != nil {
+				paused <- struct{}{}
+				<-resume
+				continue
+			}
+			fmt.Fprintln(stderr, line)
+		}
+		_, _ = io.Copy(stderr, errPipe)
+	}()
+	select {
+	case <-paused:
+		func() {
+			defer close(resume)
+			opts.BeforeRefresh()
+		}()
+		_, _ = io.WriteString(stdin, "go\n")
+		<-stderrDone
+	case <-stderrDone:
+	}
+	runErr := cmd.Wait()
+	stdin.Close()
 	var res ClientResult
 	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &res); err != nil {
 		t.Fatalf("harness: ts-client printed no result (%v): %v\nstdout:\n%s\nstderr:\n%s",

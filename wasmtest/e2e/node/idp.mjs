@@ -85,6 +85,7 @@ if (users.size === 0) fail('users must not be empty');
 const disabled = new Set();
 let loginAs = users.keys().next().value;
 const grantsByAccount = new Map(); // accountId -> Set of grant ids
+const sessionsByAccount = new Map(); // accountId -> Set of session ids
 
 const clients = (cfg.clients ?? []).map((c) => {
   if (typeof c.client_id !== 'string' || c.client_id === '') fail('every client needs a client_id');
@@ -195,11 +196,13 @@ const provider = new Provider(issuer, {
 });
 provider.proxy = false;
 
-provider.on('grant.saved', (grant) => {
-  if (!grant.accountId) return;
-  if (!grantsByAccount.has(grant.accountId)) grantsByAccount.set(grant.accountId, new Set());
-  grantsByAccount.get(grant.accountId).add(grant.jti);
-});
+function track(map, accountId, id) {
+  if (!accountId) return;
+  if (!map.has(accountId)) map.set(accountId, new Set());
+  map.get(accountId).add(id);
+}
+provider.on('grant.saved', (grant) => track(grantsByAccount, grant.accountId, grant.jti));
+provider.on('session.saved', (session) => track(sessionsByAccount, session.accountId, session.jti));
 for (const ev of ['server_error', 'grant.error', 'authorization.error']) {
   provider.on(ev, (...args) => {
     const err = args.find((a) => a instanceof Error);
@@ -219,6 +222,16 @@ async function revokeGrants(sub) {
   }
   grantsByAccount.delete(sub);
   return n;
+}
+
+// endSessions logs the account out everywhere: a session that names a disabled account would
+// otherwise skip the login prompt.
+async function endSessions(sub) {
+  for (const id of sessionsByAccount.get(sub) ?? new Set()) {
+    const session = await provider.Session.find(id);
+    if (session) await session.destroy();
+  }
+  sessionsByAccount.delete(sub);
 }
 
 function send(res, status, body, headers = {}) {
@@ -348,6 +361,7 @@ async function handleTest(req, res, url) {
     case 'disable': {
       disabled.add(sub);
       const revoked = await revokeGrants(sub);
+      await endSessions(sub);
       send(res, 200, { sub, disabled: true, revoked_grants: revoked });
       return;
     }

@@ -12,6 +12,7 @@
 // Usage: node ts-client.mjs --url URL [--tool NAME] [--args JSON] [--scope S]
 //          [--client-id ID [--client-secret S | env GATEWAY_E2E_CLIENT_SECRET]] [--client-name N]
 //          [--consent approve|deny] [--no-refresh] [--timeout MS]
+//          [--pause-before-refresh: print "PAUSE before-refresh" on stderr, wait for a line on stdin]
 // Prints one JSON object on stdout (see `result` below) and exits 0 only if every step asked
 // for succeeded.
 import crypto from 'node:crypto';
@@ -32,6 +33,7 @@ const { values: opt } = parseArgs({
     'client-name': { type: 'string', default: 'gateway-e2e-ts-client' },
     consent: { type: 'string', default: 'approve' },
     'no-refresh': { type: 'boolean', default: false },
+    'pause-before-refresh': { type: 'boolean', default: false },
     timeout: { type: 'string', default: '60000' },
   },
   strict: true,
@@ -50,6 +52,7 @@ const result = {
   refreshed: false,
   access_token_changed: false,
   refresh_token_rotated: false,
+  refresh_error: '',
   call_after_refresh: null,
   scope: '',
   error: '',
@@ -234,27 +237,32 @@ class HeadlessBrowser {
 
 // ---------- loopback callback and OAuth client provider ----------
 
+// startCallbackServer listens on a loopback port; `last` holds the query of the latest request
+// to /callback (the browser makes that request before open() returns).
 async function startCallbackServer() {
-  let resolveCb;
-  const received = new Promise((r) => { resolveCb = r; });
-  const server = http.createServer((req, res) => {
+  const cb = { server: null, url: '', last: null };
+  cb.server = http.createServer((req, res) => {
     const u = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (u.pathname !== '/callback') {
       res.writeHead(404).end();
       return;
     }
-    resolveCb(Object.fromEntries(u.searchParams));
+    cb.last = Object.fromEntries(u.searchParams);
     res.writeHead(200, { 'content-type': 'text/plain' }).end('Authorization complete; you may close this window.');
   });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return { server, url: `http://127.0.0.1:${server.address().port}/callback`, received };
+  await new Promise((r) => cb.server.listen(0, '127.0.0.1', r));
+  cb.url = `http://127.0.0.1:${cb.server.address().port}/callback`;
+  return cb;
+}
+
+function callbackError(params) {
+  return params?.error ? `authorization failed: ${params.error} ${params.error_description ?? ''}`.trim() : '';
 }
 
 class MemoryProvider {
-  constructor(redirectUrl, browser, callback) {
+  constructor(redirectUrl, browser) {
     this._redirectUrl = redirectUrl;
     this._browser = browser;
-    this._callback = callback;
     this._client = undefined;
     this._tokens = undefined;
     this._verifier = undefined;
@@ -339,6 +347,24 @@ function summarize(callResult) {
   };
 }
 
+// pause lets the test driving this program act (e.g. disable the account) at a fixed point.
+function pause(name) {
+  process.stderr.write(`PAUSE ${name}\n`);
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const onData = (d) => {
+      buf += d;
+      if (!buf.includes('\n')) return;
+      process.stdin.off('data', onData);
+      process.stdin.pause();
+      resolve();
+    };
+    process.stdin.setEncoding('utf8');
+    process.stdin.on('data', onData);
+    process.stdin.once('end', () => reject(new Error(`stdin closed while paused at ${name}`)));
+  });
+}
+
 async function main() {
   if (!opt.url) throw new Error('--url is required');
   const serverUrl = new URL(opt.url);
@@ -350,7 +376,7 @@ async function main() {
   }
   const browser = new HeadlessBrowser(opt.consent);
   const cb = await startCallbackServer();
-  const provider = new MemoryProvider(cb.url, browser, cb);
+  const provider = new MemoryProvider(cb.url, browser);
   const client = new Client({ name: 'gateway-e2e-ts-client', version: '1.0.0' });
   try {
     let transport = new StreamableHTTPClientTransport(serverUrl, { authProvider: provider });
@@ -360,11 +386,9 @@ async function main() {
     } catch (err) {
       if (!(err instanceof UnauthorizedError)) throw err;
       result.steps.push('unauthorized');
-      const params = await Promise.race([
-        cb.received,
-        new Promise((_, rej) => { setTimeout(() => rej(new Error('the callback received nothing')), 5000).unref(); }),
-      ]);
-      if (params.error) throw new Error(`authorization failed: ${params.error} ${params.error_description ?? ''}`.trim());
+      const params = cb.last;
+      if (!params) throw new Error('the callback received nothing');
+      if (params.error) throw new Error(callbackError(params));
       if (params.state !== provider.state_) throw new Error('callback state does not match');
       if (!params.code) throw new Error('callback has no code');
       result.steps.push('callback');
@@ -382,13 +406,21 @@ async function main() {
       result.steps.push('tools/call');
     }
     if (!opt['no-refresh']) {
+      if (opt['pause-before-refresh']) await pause('before-refresh');
       const before = provider.tokens();
       if (!before?.refresh_token) throw new Error('no refresh token was issued, cannot refresh');
       const authorizationsBefore = provider.authorizations;
-      const outcome = await auth(provider, { serverUrl });
+      const stepsBefore = result.steps.length;
+      const outcome = await auth(provider, { serverUrl }).catch((err) => {
+        result.refresh_error = err?.errorCode ?? err?.name ?? String(err);
+        throw err;
+      });
+      // auth() answers invalid_grant by dropping the tokens and starting a new authorization.
+      if (result.steps.slice(stepsBefore).includes('invalidate-tokens')) result.refresh_error = 'invalid_grant';
       const after = provider.tokens();
       if (outcome !== 'AUTHORIZED' || provider.authorizations !== authorizationsBefore) {
-        throw new Error(`refresh did not succeed (auth() returned ${outcome})`);
+        const why = provider.authorizations !== authorizationsBefore ? callbackError(cb.last) : '';
+        throw new Error(`refresh did not succeed (auth() returned ${outcome})${why ? `; then ${why}` : ''}`);
       }
       result.refreshed = true;
       result.access_token_changed = after.access_token !== before.access_token;
