@@ -148,6 +148,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 		Issuer:       h.Origin,
 		RedirectHost: redirectLabel(redirectURI),
 		Resource:     resourceLabel(req.Resource),
+		AllServers:   req.Resource == "",
 		Scope:        req.Scope,
 		Action:       paths.Consent,
 		CSRF:         s.sessions.CSRFToken(r),
@@ -382,7 +383,7 @@ func redirectLabel(redirectURI string) string {
 
 func resourceLabel(res string) string {
 	if res == "" {
-		return "every MCP server you may use"
+		return "every MCP server of this gateway you may use"
 	}
 	return res
 }

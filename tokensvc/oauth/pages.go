@@ -27,7 +27,7 @@ var consentTemplate = template.Must(template.New("consent").Parse(`<!doctype htm
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Allow access?</title><style>` + pageStyle + `</style></head>
 <body><main><h1>Allow {{.ClientName}} to access MCP servers?</h1>
-<p>An application wants to act as <strong>{{.User}}</strong> on the MCP servers of <strong>{{.Issuer}}</strong>.
+<p>An application wants to act as <strong>{{.User}}</strong> {{if .AllServers}}on every MCP server of this gateway that you may use (it asked for none in particular; approved at <strong>{{.Issuer}}</strong>){{else}}on the MCP servers of <strong>{{.Issuer}}</strong>{{end}}.
 Only approve if you started this from an application you trust.</p>
 <dl>
 <dt>Application</dt><dd>{{.ClientName}}{{if .Unverified}} <span class="muted">(name chosen by the application)</span>{{end}}</dd>
@@ -54,7 +54,10 @@ type errorPage struct {
 type consentPage struct {
 	ClientName, ClientID, User, Issuer, RedirectHost, Resource, Scope string
 	Unverified                                                        bool
-	Action, CSRF, Request, RequestID                                  string
+	// AllServers is set when the request names no resource: the token will be valid at
+	// every MCP server route of the gateway, not only at Issuer's.
+	AllServers                       bool
+	Action, CSRF, Request, RequestID string
 }
 
 // Content-Security-Policy of the pages. The consent page omits form-action:

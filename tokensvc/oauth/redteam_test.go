@@ -4,12 +4,16 @@ package oauth
 // fails.
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpmesh/gateway/shared/paths"
 )
 
 // bigRegistration is the largest client metadata the registration endpoint accepts: 20
@@ -72,5 +76,38 @@ func TestRedTeam_DefaultRegistrationLimitIsBounded(t *testing.T) {
 	}
 	if created < 50 || created > defaultRegistrationBurst {
 		t.Fatalf("%d of 1000 instant registrations accepted, want between 50 and %d", created, defaultRegistrationBurst)
+	}
+}
+
+// Attack (confused consent): a client asks for no resource at one route host. The consent
+// page said the application would act "on the MCP servers of" that host, but a token
+// issued without a resource is valid at every MCP server route of the gateway (DESIGN
+// §2.9): the user approved less than the client gets. The page must say what the token
+// will be good for.
+func TestRedTeam_ConsentForAnUnboundTokenSaysEveryServerOfTheGateway(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := e.register(nil)
+	sess := e.newSession("alice")
+	_, challenge := pkce()
+	p := authParams(c, challenge)
+	p.Del("resource")
+	body := e.get(soloIssuer+paths.Authorize+"?"+p.Encode(), sess.ID).Body.String()
+	if strings.Contains(body, "on the MCP servers of <strong>"+soloIssuer+"</strong>") || !strings.Contains(body, "every MCP server of this gateway") {
+		t.Errorf("consent page for an unbound token understates its reach:\n%s", body)
+	}
+	// Why: the token approved at solo.example.com works on mcp.example.com.
+	code, verifier := e.authorizeCodeAt(soloIssuer, c, sess, url.Values{"resource": nil})
+	f := codeForm(c, code, verifier)
+	f.Del("resource")
+	tr := tokens(t, e.tokenAt(soloIssuer, c, f))
+	if _, err := e.srv.ValidateAccessToken(context.Background(), tr.AccessToken, resMain); err != nil {
+		t.Fatalf("unbound token from %s refused at %s: %v", soloIssuer, resMain, err)
+	}
+	// A request for one server still names that server and its host.
+	p.Set("resource", resSolo)
+	body = e.get(soloIssuer+paths.Authorize+"?"+p.Encode(), sess.ID).Body.String()
+	if !strings.Contains(body, "on the MCP servers of <strong>"+soloIssuer+"</strong>") || !strings.Contains(body, resSolo) {
+		t.Errorf("consent page for a bound token:\n%s", body)
 	}
 }
