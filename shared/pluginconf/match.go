@@ -1,6 +1,7 @@
 package pluginconf
 
 import (
+	"net/url"
 	"strings"
 
 	"github.com/mcpmesh/gateway/shared/paths"
@@ -29,11 +30,21 @@ type Table struct {
 	routes []Route
 	byHost map[string][]int // indexes into routes, longest path prefix first
 	scheme map[string]string
+	// names holds the host names (without port) of the routes.
+	names map[string]bool
+	// loose holds each route's path prefix in the lenient form of loosePath.
+	loose []string
+	// strict makes a route host name with a port no route uses NoRoute instead of
+	// ForeignHost (except for the authenticate authority); see NewTableFor.
+	strict       bool
+	authenticate string
 }
 
-// NewTable indexes routes.
+// NewTable indexes routes. A request whose host name is a route's but whose port is none
+// of the routes' is ForeignHost (it may be another service, such as the authenticate
+// service, on that name); NewTableFor is stricter.
 func NewTable(routes []Route) *Table {
-	t := &Table{routes: routes, byHost: map[string][]int{}, scheme: map[string]string{}}
+	t := &Table{routes: routes, byHost: map[string][]int{}, scheme: map[string]string{}, names: map[string]bool{}}
 	for i, r := range routes {
 		idx := append(t.byHost[r.Host], i)
 		// Longest prefix first; ties keep configuration order.
@@ -42,6 +53,24 @@ func NewTable(routes []Route) *Table {
 		}
 		t.byHost[r.Host] = idx
 		t.scheme[r.Host] = r.Scheme
+		name, _ := splitHostPort(r.Host)
+		t.names[name] = true
+		t.loose = append(t.loose, loosePath(r.PathPrefix))
+	}
+	return t
+}
+
+// NewTableFor indexes the routes of c and knows its authenticate service: a request whose
+// host name is a route's but whose port is none of the routes' (nor the authenticate
+// service's) is NoRoute. A proxy that routes a host on any port (Istio gateways match
+// "host:*") then cannot carry such a request past the filter to a route's upstream.
+func NewTableFor(c *Config) *Table {
+	t := NewTable(c.Routes)
+	t.strict = true
+	if u, err := url.Parse(c.AuthenticateServiceURL); err == nil && u.Host != "" {
+		if key, ok := t.normalizeAuthority(u.Host); ok {
+			t.authenticate = key
+		}
 	}
 	return t
 }
@@ -49,9 +78,21 @@ func NewTable(routes []Route) *Table {
 // Match resolves an authority and a raw :path (query included). The index is that of the
 // matched route in the slice given to NewTable, or -1.
 func (t *Table) Match(authority, rawPath string) (int, Match) {
-	idx := t.byHost[t.normalizeAuthority(authority)]
+	key, wellFormed := t.normalizeAuthority(authority)
+	idx := t.byHost[key]
 	if idx == nil {
-		return -1, ForeignHost
+		name, _ := splitHostPort(key)
+		switch {
+		case !t.names[name]:
+			return -1, ForeignHost
+		case !wellFormed:
+			// A route host with a port no proxy would write the same way ("0443", "443x"):
+			// never waved through as somebody else's.
+			return -1, NoRoute
+		case !t.strict || key == t.authenticate:
+			return -1, ForeignHost
+		}
+		return -1, NoRoute
 	}
 	path := rawPath
 	if i := strings.IndexAny(path, "?#"); i >= 0 {
@@ -63,17 +104,34 @@ func (t *Table) Match(authority, rawPath string) (int, Match) {
 	if paths.IsGateway(path) {
 		return -1, GatewayPath
 	}
+	found := -1
 	for _, i := range idx {
 		if PrefixMatches(t.routes[i].PathPrefix, path) {
-			return i, Routed
+			found = i
+			break
 		}
 	}
-	return -1, NoRoute
+	// An upstream that decodes percent-escapes, ignores case or drops path parameters could
+	// read the path as another route's: refuse rather than apply the wrong policy.
+	lp := loosePath(path)
+	for _, i := range idx {
+		if prefixMatchesFold(t.loose[i], lp) {
+			if i != found {
+				return -1, BadPath
+			}
+			break
+		}
+	}
+	if found < 0 {
+		return -1, NoRoute
+	}
+	return found, Routed
 }
 
 // IsGatewayHost reports whether authority is the host of some route.
 func (t *Table) IsGatewayHost(authority string) bool {
-	return t.byHost[t.normalizeAuthority(authority)] != nil
+	key, _ := t.normalizeAuthority(authority)
+	return t.byHost[key] != nil
 }
 
 // PrefixMatches reports whether path is under prefix on a segment boundary.
@@ -85,8 +143,8 @@ func PrefixMatches(prefix, path string) bool {
 }
 
 // SafePath refuses paths that different parsers could resolve differently: dot segments,
-// percent-encoded dots, slashes, backslashes or NUL, backslashes, empty segments and
-// control bytes.
+// percent-encoded (or double-encoded) dots, slashes, backslashes or NUL, overlong UTF-8
+// lead bytes, backslashes, empty segments and control bytes.
 func SafePath(p string) bool {
 	if p == "" || p[0] != '/' {
 		return p == "*" // OPTIONS * is harmless
@@ -94,13 +152,17 @@ func SafePath(p string) bool {
 	for i := 0; i < len(p); i++ {
 		c := p[i]
 		switch {
-		case c < 0x20 || c == 0x7f || c == '\\':
+		case c < 0x20 || c == 0x7f || c == '\\' || c == 0xc0 || c == 0xc1:
 			return false
 		case c == '/' && i+1 < len(p) && p[i+1] == '/':
 			return false
 		case c == '%' && i+2 < len(p):
 			h := strings.ToLower(p[i+1 : i+3])
-			if h == "2e" || h == "2f" || h == "5c" || h == "00" {
+			if h == "25" && i+4 < len(p) {
+				// Double encoding: %252e is %2e to an upstream that decodes twice.
+				h = strings.ToLower(p[i+3 : i+5])
+			}
+			if h == "2e" || h == "2f" || h == "5c" || h == "00" || h == "c0" || h == "c1" {
 				return false
 			}
 		case c == '.' && (i == 0 || p[i-1] == '/'):
@@ -111,28 +173,6 @@ func SafePath(p string) bool {
 		}
 	}
 	return true
-}
-
-// normalizeAuthority lower-cases the authority, drops a trailing dot on the host, and drops
-// the port when it is the default of the scheme that host's routes use.
-func (t *Table) normalizeAuthority(a string) string {
-	a = strings.ToLower(a)
-	host, port := a, ""
-	if i := strings.LastIndexByte(a, ':'); i >= 0 && !strings.Contains(a[i:], "]") {
-		host, port = a[:i], a[i+1:]
-	}
-	host = strings.TrimSuffix(host, ".")
-	if port == "" {
-		return host
-	}
-	full := host + ":" + port
-	if _, ok := t.byHost[full]; ok {
-		return full
-	}
-	if s, ok := t.scheme[host]; ok && ((port == "443" && s == "https") || (port == "80" && s == "http")) {
-		return host
-	}
-	return full
 }
 
 // Route returns the route at index i of the table.

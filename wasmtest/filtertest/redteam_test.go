@@ -1,0 +1,284 @@
+package filtertest
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpmesh/gateway/filter/plugin/plugintest"
+	"github.com/mcpmesh/gateway/wasmtest/host"
+	"github.com/mcpmesh/gateway/wasmtest/wasmbuild"
+)
+
+// redTeamCheck answers check calls with a case's Answer (or AnswerCheck), optionally late.
+type redTeamCheck struct {
+	calls  atomic.Int64
+	answer atomic.Pointer[func(string, []byte) plugintest.CheckAnswer]
+	delay  atomic.Int64 // nanoseconds
+}
+
+func (c *redTeamCheck) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.calls.Add(1)
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	answer := plugintest.AnswerCheck
+	if f := c.answer.Load(); f != nil {
+		answer = *f
+	}
+	a := answer(r.Header.Get("X-Gateway-Filter-Key"), body)
+	if d := time.Duration(c.delay.Load()); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if a.Fail {
+		panic(http.ErrAbortHandler)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(a.Status)
+	_, _ = io.WriteString(w, a.Body)
+}
+
+// runRedTeam sends one request of a red-team case through h, as Envoy's connection
+// manager would, trailers included.
+func runRedTeam(ctx context.Context, h *host.Host, check *redTeamCheck, req plugintest.Request, trailers [][2]string) (plugintest.RedTeamResult, error) {
+	callsBefore := check.calls.Load()
+	logsBefore := len(h.GuestLogs(host.LogTrace))
+	st, err := h.NewStream(ctx, host.StreamInfo{})
+	if err != nil {
+		return plugintest.RedTeamResult{}, err
+	}
+	defer st.Close()
+	hdrs := host.Headers{{Name: ":method", Value: req.Method}, {Name: ":path", Value: req.Path}, {Name: ":authority", Value: req.Authority}, {Name: ":scheme", Value: "https"}, {Name: "x-request-id", Value: plugintest.RequestID}}
+	size := 0
+	for _, c := range req.Chunks {
+		size += len(c)
+	}
+	if len(req.Chunks) > 0 && !req.NoContentLength {
+		hdrs = append(hdrs, host.Header{Name: "content-length", Value: strconv.Itoa(size)})
+	}
+	for _, kv := range req.Headers {
+		hdrs = append(hdrs, host.Header{Name: kv[0], Value: kv[1]})
+	}
+	var res plugintest.RedTeamResult
+	var released host.Headers
+	eosReleased := false
+	step := func(r host.Result, err error) (bool, error) {
+		if r.Headers != nil {
+			released = r.Headers
+		}
+		if r.EndOfStream {
+			eosReleased = true
+		}
+		if r.Reply != nil {
+			res.Status, res.Body = r.Reply.Status, string(r.Reply.Body)
+			res.ReplyHeaders = map[string]string{}
+			for _, h := range r.Reply.Headers {
+				res.ReplyHeaders[h.Name] = h.Value
+			}
+			return true, nil
+		}
+		return false, err
+	}
+	stepCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	withTrailers := len(trailers) > 0
+	done, err := step(st.SendRequestHeaders(stepCtx, hdrs, len(req.Chunks) == 0 && !withTrailers))
+	for i := 0; !done && err == nil && i < len(req.Chunks); i++ {
+		done, err = step(st.SendRequestBody(stepCtx, []byte(req.Chunks[i]), i == len(req.Chunks)-1 && !withTrailers))
+	}
+	if !done && err == nil && withTrailers {
+		var t host.Headers
+		for _, kv := range trailers {
+			t = append(t, host.Header{Name: kv[0], Value: kv[1]})
+		}
+		done, err = step(st.SendRequestTrailers(stepCtx, t))
+	}
+	if err != nil && !done {
+		res.Stuck = true
+	}
+	res.CheckCalls = int(check.calls.Load() - callsBefore)
+	res.Logs = h.GuestLogs(host.LogTrace)[logsBefore:]
+	if res.Status != 0 || res.Stuck {
+		return res, nil
+	}
+	res.Forwarded = released != nil && eosReleased
+	res.Upstream = map[string]string{}
+	for _, h := range released {
+		res.Upstream[h.Name] = h.Value
+		res.UpstreamAll = append(res.UpstreamAll, [2]string{h.Name, h.Value})
+	}
+	return res, nil
+}
+
+func newRedTeamHost(ctx context.Context, t *testing.T, check *redTeamCheck, adjust func(*host.Options)) *host.Host {
+	t.Helper()
+	h, err := NewHost(ctx, wasmbuild.Module(t), nil, func(o *host.Options) {
+		o.PluginConfig = plugintest.RedTeamConfig()
+		o.Clusters = map[string]host.Cluster{plugintest.Cluster: {Handler: check}}
+		if adjust != nil {
+			adjust(o)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// TestRedTeam_Wasm runs the red-team attacks against the real filter.wasm, in Envoy's default
+// mode and with allow_on_headers_stop_iteration. Cases whose fix is pending in filter/plugin
+// are skipped with their finding (TestRedTeam_WasmPendingFindingsStillReproduce runs them).
+func TestRedTeam_Wasm(t *testing.T) {
+	for _, mode := range []struct {
+		name   string
+		adjust func(*host.Options)
+	}{
+		{"EnvoyDefault", nil},
+		{"HeadersStopIteration", func(o *host.Options) { o.AllowOnHeadersStopIteration = true }},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			for _, c := range plugintest.RedTeamCases() {
+				t.Run(c.Name, func(t *testing.T) {
+					if c.Pending != "" {
+						t.Skip("redteam finding: " + c.Pending)
+					}
+					plugintest.CheckRedTeam(t, c, runRedTeamCase(t, c, mode.adjust))
+				})
+			}
+		})
+	}
+}
+
+func runRedTeamCase(t *testing.T, c plugintest.RedTeamCase, adjust func(*host.Options)) plugintest.RedTeamResult {
+	t.Helper()
+	ctx := context.Background()
+	check := &redTeamCheck{}
+	h := newRedTeamHost(ctx, t, check, adjust)
+	for _, b := range c.Before {
+		if _, err := runRedTeam(ctx, h, check, b, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.Answer != nil {
+		check.answer.Store(&c.Answer)
+	}
+	r, err := runRedTeam(ctx, h, check, c.Request, c.Trailers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestRedTeam_WasmPendingFindingsStillReproduce proves each pending finding against the real
+// module: the attack succeeds today. When one stops succeeding, drop its Pending.
+func TestRedTeam_WasmPendingFindingsStillReproduce(t *testing.T) {
+	for _, c := range plugintest.RedTeamCases() {
+		if c.Pending == "" {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			probe := &recorder{}
+			plugintest.CheckRedTeam(probe, c, runRedTeamCase(t, c, nil))
+			plugintest.CheckRedTeam(probe, c, runRedTeamCase(t, c, func(o *host.Options) { o.AllowOnHeadersStopIteration = true }))
+			if !probe.failed {
+				t.Errorf("the attack no longer succeeds against filter.wasm in either mode; drop Pending (%s)", c.Pending)
+			}
+		})
+	}
+}
+
+// recorder is a testing.TB that only remembers whether a check failed.
+type recorder struct {
+	testing.TB
+	failed bool
+}
+
+func (r *recorder) Helper()               {}
+func (r *recorder) Errorf(string, ...any) { r.failed = true }
+func (r *recorder) Fatalf(string, ...any) { r.failed = true }
+
+// TestRedTeam_WasmSlowTokenServiceFailsClosed: a token service that answers after
+// check_timeout_ms gets the request refused with 503 within about that time, never
+// forwarded; the late answer is not cached for the next request either.
+func TestRedTeam_WasmSlowTokenServiceFailsClosed(t *testing.T) {
+	ctx := context.Background()
+	check := &redTeamCheck{}
+	check.delay.Store(int64(1500 * time.Millisecond))
+	h := newRedTeamHost(ctx, t, check, nil)
+	req := plugintest.Request{Method: "POST", Authority: "mcp.example.com", Path: "/mcp",
+		Headers: [][2]string{{"content-type", "application/json"}, {"authorization", "Bearer " + plugintest.TokenAlice}},
+		Chunks:  []string{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`}}
+	start := time.Now()
+	r, err := runRedTeam(ctx, h, check, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); r.Status != 503 || r.Forwarded || elapsed > 1400*time.Millisecond {
+		t.Fatalf("status %d forwarded %v after %v; want 503 within the 500 ms check timeout", r.Status, r.Forwarded, elapsed)
+	}
+	time.Sleep(1200 * time.Millisecond) // the late answer arrives (and must be dropped)
+	check.delay.Store(0)
+	r, err = runRedTeam(ctx, h, check, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.CheckCalls != 1 || !r.Forwarded {
+		t.Fatalf("after the slow answer: calls %d forwarded %v; want a fresh check and the request forwarded", r.CheckCalls, r.Forwarded)
+	}
+}
+
+// TestRedTeam_WasmConcurrentCallsKeepTheirOwnDecision: concurrent streams that each wait for the
+// token service neither leak into each other's decisions nor hang the VM.
+func TestRedTeam_WasmConcurrentCallsKeepTheirOwnDecision(t *testing.T) {
+	ctx := context.Background()
+	check := &redTeamCheck{}
+	check.delay.Store(int64(50 * time.Millisecond))
+	h := newRedTeamHost(ctx, t, check, func(o *host.Options) { o.Workers = 1 })
+	deny := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete_everything"}}`
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	type out struct {
+		who string
+		r   plugintest.RedTeamResult
+		err error
+	}
+	results := make(chan out, 40)
+	for i := 0; i < 20; i++ {
+		for _, who := range []string{plugintest.TokenAlice, plugintest.TokenBob} {
+			body := list
+			if i%2 == 0 {
+				body = deny
+			}
+			go func() {
+				req := plugintest.Request{Method: "POST", Authority: "mcp.example.com", Path: "/mcp",
+					Headers: [][2]string{{"content-type", "application/json"}, {"authorization", "Bearer " + who}}, Chunks: []string{body}}
+				r, err := runRedTeam(ctx, h, check, req, nil)
+				if body == deny {
+					who += "/deny"
+				}
+				results <- out{who, r, err}
+			}()
+		}
+	}
+	for i := 0; i < 40; i++ {
+		o := <-results
+		if o.err != nil || o.r.Stuck {
+			t.Fatalf("%s: err %v stuck %v", o.who, o.err, o.r.Stuck)
+		}
+		// alice may list tools but not delete; bob (another domain) may do nothing.
+		wantForwarded := o.who == plugintest.TokenAlice
+		if o.r.Forwarded != wantForwarded || (!wantForwarded && o.r.Status != 403) {
+			t.Errorf("%s: forwarded %v status %d", o.who, o.r.Forwarded, o.r.Status)
+		}
+		if o.r.Forwarded && !strings.HasPrefix(o.r.Upstream["x-gateway-assertion"], plugintest.AssertionForPrefix) {
+			t.Errorf("%s: assertion %q", o.who, o.r.Upstream["x-gateway-assertion"])
+		}
+	}
+}
