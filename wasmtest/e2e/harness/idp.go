@@ -37,11 +37,17 @@ type IdPUser struct {
 	Groups        []string `json:"groups"`
 }
 
-// Alice is the default test user: the one the provider logs in unless told otherwise.
-var Alice = IdPUser{Sub: "alice", Email: "alice@example.com", EmailVerified: true, Name: "Alice Example", Groups: []string{"engineering"}}
+// Alice returns the default test user, the one the provider logs in unless told otherwise:
+// sub "alice", alice@example.com (verified), name "Alice Example", groups ["engineering"].
+func Alice() IdPUser {
+	return IdPUser{Sub: "alice", Email: "alice@example.com", EmailVerified: true, Name: "Alice Example", Groups: []string{"engineering"}}
+}
 
-// Bob is a second test user, outside the engineering group.
-var Bob = IdPUser{Sub: "bob", Email: "bob@example.com", EmailVerified: true, Name: "Bob Example", Groups: []string{"sales"}}
+// Bob returns the second test user: sub "bob", bob@example.com (verified), name
+// "Bob Example", groups ["sales"].
+func Bob() IdPUser {
+	return IdPUser{Sub: "bob", Email: "bob@example.com", EmailVerified: true, Name: "Bob Example", Groups: []string{"sales"}}
+}
 
 // IdPOptions configures StartIdP. The zero value gives one confidential client
 // (ClientID "gateway-e2e", a random secret, redirect URI http://127.0.0.1/oauth2/callback on any
@@ -106,9 +112,9 @@ func StartIdP(t testing.TB, opts IdPOptions) *IdP {
 	if len(clients) == 0 {
 		clients = []IdPClient{{ClientID: "gateway-e2e", ClientSecret: rand.Text(), RedirectURIs: []string{DefaultRedirectURI}}}
 	}
-	users := opts.Users
+	users := append([]IdPUser(nil), opts.Users...)
 	if len(users) == 0 {
-		users = []IdPUser{Alice, Bob}
+		users = []IdPUser{Alice(), Bob()}
 	}
 	for i := range users {
 		if users[i].Groups == nil {

@@ -165,7 +165,7 @@ func TestIdP_AuthorizationCodePKCE_IDTokenAndRotatingRefresh(t *testing.T) {
 	r := newRP(ctx, t, idp)
 
 	tok, idt := r.login(ctx, t, NewBrowser())
-	checkUser(t, claimsOf(t, idt), Alice)
+	checkUser(t, claimsOf(t, idt), Alice())
 	if tok.RefreshToken == "" {
 		t.Fatal("no refresh token issued for offline_access")
 	}
@@ -177,7 +177,7 @@ func TestIdP_AuthorizationCodePKCE_IDTokenAndRotatingRefresh(t *testing.T) {
 	if err := ui.Claims(&uc); err != nil {
 		t.Fatalf("decode userinfo: %v", err)
 	}
-	checkUser(t, uc, Alice)
+	checkUser(t, uc, Alice())
 
 	refreshed, err := r.refresh(ctx, tok.RefreshToken)
 	if err != nil {
@@ -189,7 +189,7 @@ func TestIdP_AuthorizationCodePKCE_IDTokenAndRotatingRefresh(t *testing.T) {
 	if refreshed.RefreshToken == "" || refreshed.RefreshToken == tok.RefreshToken {
 		t.Fatalf("refresh token not rotated")
 	}
-	checkUser(t, claimsOf(t, r.verifyIDToken(ctx, t, refreshed)), Alice)
+	checkUser(t, claimsOf(t, r.verifyIDToken(ctx, t, refreshed)), Alice())
 
 	// Reusing a rotated refresh token is refused, and (RFC 9700 4.14.2) revokes the grant,
 	// so the newest refresh token dies with it.
@@ -270,7 +270,7 @@ func TestIdP_ConsentFormAndLoginAs(t *testing.T) {
 
 	approve := NewBrowser()
 	_, idt := r.login(ctx, t, approve)
-	checkUser(t, claimsOf(t, idt), Bob)
+	checkUser(t, claimsOf(t, idt), Bob())
 	submitted := false
 	for _, h := range approve.History() {
 		if len(h) > 5 && h[:5] == "POST " {
