@@ -4,18 +4,29 @@ package server
 // handlers and checks that it fails.
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpmesh/gateway/shared/checkapi"
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/shared/paths"
+	"github.com/mcpmesh/gateway/tokensvc/idp"
+	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store/memory"
 )
 
@@ -168,4 +179,220 @@ func TestRedTeam_ErrorPageShowsTheServiceRequestIDNotTheClients(t *testing.T) {
 	if m == nil || string(m[1]) != got || got == "" {
 		t.Fatalf("page request ID %q, response X-Request-Id %q: they must be the service's one ID", m, got)
 	}
+}
+
+// secretConnector signs everyone in as alice with distinctive provider tokens.
+type secretConnector struct{ nopConnector }
+
+const (
+	idpAccessSecret  = "idp-access-token-d4c1b5f0e2"
+	idpRefreshSecret = "idp-refresh-token-9a8b7c6d5e"
+	idpIDTokenSecret = "idp-id-token-77aa88bb99cc"
+	idpCodeSecret    = "idp-code-0f1e2d3c4b5a"
+)
+
+func (secretConnector) AuthCodeURL(_ context.Context, state, _, _ string) (string, error) {
+	return "https://idp.example.com/authorize?state=" + url.QueryEscape(state), nil
+}
+
+func (secretConnector) Exchange(context.Context, string, string, string) (idp.Identity, idp.Tokens, error) {
+	return idp.Identity{Subject: "alice", Email: "alice@example.com", Claims: map[string]any{"sub": "alice"}},
+		idp.Tokens{AccessToken: idpAccessSecret, RefreshToken: idpRefreshSecret, IDToken: idpIDTokenSecret}, nil
+}
+
+// jarBrowser drives the public handler with a cookie jar and records every secret-looking
+// value it sees (cookies, query parameters of redirects, form fields).
+type jarBrowser struct {
+	t       *testing.T
+	h       http.Handler
+	jar     *cookiejar.Jar
+	secrets map[string]string // value -> where it was seen
+}
+
+func (b *jarBrowser) note(where, v string) {
+	if len(v) >= 16 {
+		b.secrets[v] = where
+	}
+}
+
+func (b *jarBrowser) do(method, raw string, form url.Values, hdr http.Header) *httptest.ResponseRecorder {
+	b.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	r := httptest.NewRequest(method, raw, body)
+	if form != nil {
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for k, v := range hdr {
+		r.Header[k] = v
+	}
+	for _, c := range b.jar.Cookies(r.URL) {
+		r.AddCookie(c)
+	}
+	rec := httptest.NewRecorder()
+	b.h.ServeHTTP(rec, r)
+	b.jar.SetCookies(r.URL, rec.Result().Cookies())
+	for _, c := range rec.Result().Cookies() {
+		b.note("cookie "+c.Name, c.Value)
+	}
+	if loc, err := url.Parse(rec.Header().Get("Location")); err == nil {
+		for _, k := range []string{"code", "state"} { // the one-time values a redirect carries
+			b.note("redirect parameter "+k, loc.Query().Get(k))
+		}
+	}
+	for _, m := range regexp.MustCompile(`name="(csrf|csrf_token|request)" value="([^"]+)"`).FindAllStringSubmatch(rec.Body.String(), -1) {
+		b.note("form field "+m[1], m[2])
+	}
+	return rec
+}
+
+// follow GETs raw and follows redirects, answering the provider's login as alice.
+func (b *jarBrowser) follow(raw string, stopPrefix string) *httptest.ResponseRecorder {
+	b.t.Helper()
+	for range 15 {
+		if strings.HasPrefix(raw, "https://idp.example.com/") {
+			u, _ := url.Parse(raw)
+			raw = "https://auth.example.com" + paths.IdPCallback + "?code=" + idpCodeSecret + "&state=" + url.QueryEscape(u.Query().Get("state"))
+		}
+		rec := b.do(http.MethodGet, raw, nil, nil)
+		if rec.Code != http.StatusSeeOther && rec.Code != http.StatusFound {
+			return rec
+		}
+		u, _ := url.Parse(raw)
+		loc, _ := u.Parse(rec.Header().Get("Location"))
+		raw = loc.String()
+		if stopPrefix != "" && strings.HasPrefix(raw, stopPrefix) {
+			return rec
+		}
+	}
+	b.t.Fatal("redirect loop")
+	return nil
+}
+
+// Attack: read the token service's logs (an operator, a log pipeline, a support ticket)
+// after a complete session: sign-in at the provider, registration, consent, code, tokens,
+// refresh, replays, check calls, revocation and sign-out, with every failure path an
+// attacker can trigger. No credential may appear in any record at any level.
+func TestRedTeam_NoSecretOfAWholeSessionReachesTheLogs(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Parse([]byte(testConfigYAML), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: &logs, mu: &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	clock := &testClock{t: time.Unix(1_700_000_000, 0)}
+	srv, err := New(context.Background(), cfg, WithStore(memory.New()), WithConnector(secretConnector{}), WithClock(clock.now), WithLogger(logger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	b := &jarBrowser{t: t, h: srv.PublicHandler(), jar: jar, secrets: map[string]string{}}
+	for _, s := range []string{idpAccessSecret, idpRefreshSecret, idpIDTokenSecret, idpCodeSecret, "s3cret", cfg.FilterKey()} {
+		b.note("configured or provider secret", s)
+	}
+	const mcp = "https://mcp.example.com"
+	const cb = "https://client.example/cb"
+
+	// A confidential client registers.
+	r := httptest.NewRequest(http.MethodPost, mcp+paths.Register, strings.NewReader(`{"redirect_uris":["`+cb+`"],"grant_types":["authorization_code","refresh_token"],"client_name":"x"}`))
+	r.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	srv.PublicHandler().ServeHTTP(rec, r)
+	var reg struct{ ClientID, ClientSecret string }
+	if err := json.Unmarshal(rec.Body.Bytes(), &struct {
+		ClientID     *string `json:"client_id"`
+		ClientSecret *string `json:"client_secret"`
+	}{&reg.ClientID, &reg.ClientSecret}); err != nil || reg.ClientSecret == "" {
+		t.Fatalf("register: %d %s", rec.Code, rec.Body)
+	}
+	b.note("client secret", reg.ClientSecret)
+
+	// Authorization with sign-in, consent, code.
+	verifier := secret.NewToken()
+	sum := sha256.Sum256([]byte(verifier))
+	b.note("PKCE verifier", verifier)
+	q := url.Values{"response_type": {"code"}, "client_id": {reg.ClientID}, "redirect_uri": {cb}, "state": {"client-state-0123456789"},
+		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"}, "resource": {demoRoute}}
+	page := b.follow(mcp+paths.Authorize+"?"+q.Encode(), "")
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"[\s\S]*name="request" value="([^"]+)"`).FindStringSubmatch(page.Body.String())
+	if page.Code != http.StatusOK || m == nil {
+		t.Fatalf("consent page: %d %s", page.Code, page.Body)
+	}
+	rec = b.do(http.MethodPost, mcp+paths.Consent, url.Values{"csrf": {m[1]}, "request": {m[2]}, "action": {"approve"}}, nil)
+	loc, _ := url.Parse(rec.Header().Get("Location"))
+	code := loc.Query().Get("code")
+	if code == "" {
+		t.Fatalf("consent: %d %q", rec.Code, rec.Header().Get("Location"))
+	}
+	// The token endpoint, its refresh and the failures an attacker can provoke.
+	basic := http.Header{}
+	basic.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(reg.ClientID)+":"+url.QueryEscape(reg.ClientSecret))))
+	wrong := http.Header{}
+	wrong.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(reg.ClientID)+":"+"wrong-secret-0123456789")))
+	tok := func(form url.Values, h http.Header) map[string]any {
+		rec := b.do(http.MethodPost, mcp+paths.Token, form, h)
+		var out map[string]any
+		_ = json.Unmarshal(rec.Body.Bytes(), &out)
+		for _, k := range []string{"access_token", "refresh_token"} {
+			if v, _ := out[k].(string); v != "" {
+				b.note("token response "+k, v)
+			}
+		}
+		return out
+	}
+	codeForm := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {verifier}, "redirect_uri": {cb}, "resource": {demoRoute}}
+	tok(codeForm, wrong)
+	first := tok(codeForm, basic)
+	at, _ := first["access_token"].(string)
+	rt, _ := first["refresh_token"].(string)
+	if at == "" || rt == "" {
+		t.Fatalf("token response %v", first)
+	}
+	e := &testEnv{t: t, cfg: cfg, clock: clock, srv: srv}
+	e.check(checkapi.Request{RouteID: demoRoute, Host: "mcp.example.com", Token: at})
+	e.check(checkapi.Request{RouteID: otherRoute, Host: "mcp.example.com", Token: at}) // bound elsewhere
+	listing := http.Header{}
+	listing.Set("Authorization", "Bearer "+at)
+	b.do(http.MethodGet, "https://app.example.com"+paths.Routes, nil, listing)
+	second := tok(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}}, basic)
+	tok(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}}, basic) // reuse: revokes
+	tok(codeForm, basic)                                                           // code replay
+	if rt2, _ := second["refresh_token"].(string); rt2 != "" {
+		b.do(http.MethodPost, mcp+paths.Revoke, url.Values{"token": {rt2}}, basic)
+	}
+	// Sign-out with the form's CSRF token.
+	page = b.do(http.MethodGet, mcp+paths.SignOut, nil, nil)
+	if m := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindStringSubmatch(page.Body.String()); m != nil {
+		b.do(http.MethodPost, mcp+paths.SignOut, url.Values{"csrf_token": {m[1]}}, nil)
+	}
+
+	logMu.Lock()
+	out := logs.String()
+	logMu.Unlock()
+	if !strings.Contains(out, "tokens issued") || !strings.Contains(out, "signed out") {
+		t.Fatalf("the flow did not run as expected; logs:\n%s", out)
+	}
+	if len(b.secrets) < 12 {
+		t.Fatalf("only %d secrets collected: %v", len(b.secrets), b.secrets)
+	}
+	for v, where := range b.secrets {
+		if strings.Contains(out, v) {
+			t.Errorf("the logs contain a secret (%s)", where)
+		}
+	}
+}
+
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
