@@ -72,7 +72,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		o.Workers = 2
 	}
 	pc := o.Config.PluginConfig()
-	g := &Gateway{cfg: o.Config, table: pluginconf.NewTable(pc.Routes), public: o.TokenService.Public, logger: o.Logger}
+	g := &Gateway{cfg: o.Config, table: pluginconf.NewTableFor(pc), public: o.TokenService.Public, logger: o.Logger}
 	g.transport = o.Transport
 	if g.transport == nil {
 		g.transport = &http.Transport{
