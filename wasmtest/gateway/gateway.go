@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -162,12 +164,39 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request) {
 	case m == pluginconf.GatewayPath || (m == pluginconf.ForeignHost && strings.EqualFold(r.Host, g.auth)):
 		g.public.ServeHTTP(w, r)
 	case m == pluginconf.Routed:
+		if !bufferBody(w, r) {
+			return
+		}
 		g.proxies[idx].ServeHTTP(w, r)
 	case m == pluginconf.ForeignHost:
 		writeError(w, http.StatusMisdirectedRequest, "misdirected_request", "this gateway serves no such host")
 	default:
 		writeError(w, http.StatusNotFound, "not_found", "no route for this path")
 	}
+}
+
+// MaxRequestBody bounds a request body the local gateway holds before forwarding it.
+const MaxRequestBody = 16 << 20
+
+// bufferBody reads the body the filter released and forwards it with a Content-Length, the
+// way Envoy forwards a body its filter buffered. Streaming it chunked into the MCP Go SDK's
+// server made conformance scenarios with server-to-client requests (sampling, elicitation)
+// hang now and then; with a length they do not.
+func bufferBody(w http.ResponseWriter, r *http.Request) bool {
+	if r.Body == nil || r.Body == http.NoBody {
+		return true
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBody+1))
+	switch {
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "invalid_request", "the request body could not be read")
+		return false
+	case len(b) > MaxRequestBody:
+		writeError(w, http.StatusRequestEntityTooLarge, "request_too_large", "request body too large")
+		return false
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+	return true
 }
 
 // newProxy forwards to a route's upstream: the from path prefix is replaced by the to path
