@@ -17,7 +17,8 @@
 //     request) bound to that cookie, and redirects to the provider.
 //  3. paths.IdPCallback takes the idp-state, checks the flow cookie (a state started in
 //     another browser is refused), exchanges the code, creates the store.Session (IdP
-//     tokens sealed), and sets _gateway_authn.
+//     tokens sealed), and sets _gateway_authn (on /.gateway/authenticate/ only: it signs
+//     the browser in on every route host, so no other request may carry it).
 //  4. The authenticate host stores a one-time "handoff" code (60 s) naming the session,
 //     the route host and the pre-session nonce hash, and redirects to the route host's
 //     paths.Handoff?code=….

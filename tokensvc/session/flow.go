@@ -221,7 +221,12 @@ func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
 		m.internalError(w, r, "create session", err)
 		return
 	}
-	if err := m.issueCookie(w, r, m.authn, AuthnCookie, "/", s); err != nil {
+	// The authenticate cookie signs the browser in on every route host: it is scoped to
+	// the sign-in path, the only one that reads it, so that no other request to this host
+	// name carries it (cookies ignore ports; route hosts may share the name). The clearing
+	// drops one a previous version set on /.
+	clearCookie(w, m.authn, AuthnCookie, "/", http.SameSiteLaxMode)
+	if err := m.issueCookie(w, r, m.authn, AuthnCookie, authnCookiePath, s); err != nil {
 		m.internalError(w, r, "create authenticate cookie", err)
 		return
 	}

@@ -118,7 +118,7 @@ func TestSignIn_ProviderStateFromAnotherBrowserRefused(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("victim completing the attacker's callback: status %d, want 403", resp.StatusCode)
 	}
-	if c := victim.cookie(authnOrigin, AuthnCookie); c != nil {
+	if c := victim.cookie(authnOrigin+paths.AuthenticateSignIn, AuthnCookie); c != nil {
 		t.Error("victim received an authenticate session")
 	}
 	// The state is spent: the attacker cannot use it either.

@@ -11,12 +11,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path"
 	"time"
 
 	"golang.org/x/sync/singleflight"
 
 	"github.com/mcpmesh/gateway/shared/checkapi"
 	"github.com/mcpmesh/gateway/shared/config"
+	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
 	"github.com/mcpmesh/gateway/tokensvc/idp"
 	"github.com/mcpmesh/gateway/tokensvc/oauth"
@@ -26,7 +28,7 @@ import (
 
 // Cookie names besides checkapi.SessionCookie (the route hosts' session cookie).
 const (
-	// AuthnCookie is the session cookie of the authenticate host.
+	// AuthnCookie is the session cookie of the authenticate host, on authnCookiePath.
 	AuthnCookie = "_gateway_authn"
 	// SignInCookie is a route host's pre-session nonce: it binds a sign-in started on the
 	// route host to the browser that completes the handoff.
@@ -35,6 +37,9 @@ const (
 	// browser that started the sign-in.
 	FlowCookie = "_gateway_authn_flow"
 )
+
+// authnCookiePath is the Path of AuthnCookie: the directory of paths.AuthenticateSignIn.
+var authnCookiePath = path.Dir(paths.AuthenticateSignIn) + "/"
 
 // One-time value kinds (store.OneTime.Kind) and their lifetimes.
 const (

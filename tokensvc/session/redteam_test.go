@@ -118,3 +118,29 @@ func TestRedTeam_SignOutClearsTheCookieOnBothPaths(t *testing.T) {
 		t.Errorf("still signed in as %q after sign-out", sub)
 	}
 }
+
+// Attack: the authenticate host's session cookie is the master key (it signs the browser
+// in on every route host without the provider). With Path=/ it travels with every request
+// to that host name, and cookies ignore ports: where the authenticate service shares a host
+// name with route hosts (the local gateway on 127.0.0.1 with several ports, for one), an
+// MCP server upstream on such a route would receive it. It is needed on the authenticate
+// sign-in path alone.
+func TestRedTeam_AuthenticateCookieStaysOnItsSignInPath(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	b := e.browser()
+	b.signIn(appOrigin, "/", "alice")
+	if jarHas(b, authnOrigin+paths.AuthenticateSignIn, AuthnCookie) == nil {
+		t.Fatal("no authenticate cookie on the sign-in path")
+	}
+	for _, p := range []string{"/", "/mcp", paths.IdPCallback, "/.gatewayx"} {
+		if jarHas(b, authnOrigin+p, AuthnCookie) != nil {
+			t.Errorf("the authenticate cookie is sent to %s", p)
+		}
+	}
+	// It still does its job: the next host signs in without the provider.
+	b.signIn(mcpOrigin, "/.gateway/x", "ignored")
+	if e.idp.logins != 1 {
+		t.Errorf("provider logins = %d, want 1", e.idp.logins)
+	}
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/server"
+	"github.com/mcpmesh/gateway/tokensvc/session"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 	"github.com/mcpmesh/gateway/wasmtest/e2e/harness"
 	"github.com/mcpmesh/gateway/wasmtest/gateway"
@@ -35,9 +36,10 @@ import (
 
 // Attack, step 1: a user authorizes an MCP client at the gateway in a browser (a real sign-in
 // at the OpenID provider, consent, code, token). A client that shares that browser's cookie
-// store (an embedded webview, an Electron app) then calls the MCP URL. The MCP route host's
-// session cookie must not go along: the MCP server's upstream would receive it, and whoever
-// holds it can approve any client as the user at the authorization endpoint.
+// store (an embedded webview, an Electron app) then calls the MCP URL. No gateway session
+// cookie may go along: the filter forwards cookies on mcp.server routes, so the MCP server's
+// upstream would receive it, and whoever holds the MCP host's cookie can approve any client
+// as the user at the authorization endpoint (the authenticate host's one signs in anywhere).
 func TestRedTeam_BrowserNeverSendsTheMCPHostSessionCookieToTheMCPServer(t *testing.T) {
 	s := startStack(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -68,21 +70,28 @@ func TestRedTeam_BrowserNeverSendsTheMCPHostSessionCookieToTheMCPServer(t *testi
 	if _, err := cfg.Exchange(ctx, cb.Query().Get("code"), oauth2.VerifierOption(verifier), res); err != nil {
 		t.Fatalf("token: %v", err)
 	}
-	cookieFor := func(raw string) *http.Cookie {
+	cookieFor := func(raw, name string) *http.Cookie {
 		u, _ := url.Parse(raw)
 		for _, c := range b.Client.Jar.Cookies(u) {
-			if c.Name == checkapi.SessionCookie {
+			if c.Name == name {
 				return c
 			}
 		}
 		return nil
 	}
-	if cookieFor(s.MCPOrigin+"/.gateway/mcp/authorize") == nil {
+	if cookieFor(s.MCPOrigin+"/.gateway/mcp/authorize", checkapi.SessionCookie) == nil {
 		t.Fatal("setup: the browser holds no session cookie for the MCP host's gateway paths")
 	}
+	// The authenticate host shares the MCP host's address here (cookies ignore ports): its
+	// session cookie, the key to every route host, must not travel to the MCP server either.
+	if cookieFor(s.AuthURL+"/.gateway/authenticate/sign_in", session.AuthnCookie) == nil {
+		t.Fatal("setup: the browser holds no authenticate session cookie")
+	}
 	for _, u := range []string{s.OpenURL, s.RestrictedURL, s.MCPOrigin + "/"} {
-		if cookieFor(u) != nil {
-			t.Errorf("the browser sends the MCP host's session cookie to %s", u)
+		for _, name := range []string{checkapi.SessionCookie, session.AuthnCookie} {
+			if cookieFor(u, name) != nil {
+				t.Errorf("the browser sends %s to %s", name, u)
+			}
 		}
 	}
 }
