@@ -30,8 +30,9 @@ type Table struct {
 	routes []Route
 	byHost map[string][]int // indexes into routes, longest path prefix first
 	scheme map[string]string
-	// names holds the host names (without port) of the routes.
-	names map[string]bool
+	// names maps the host names (without port) of the routes to their authority, or to ""
+	// when routes use that name with several ports.
+	names map[string]string
 	// loose holds each route's path prefix in the lenient form of loosePath.
 	loose []string
 	// strict makes a route host name with a port no route uses NoRoute instead of
@@ -42,9 +43,10 @@ type Table struct {
 
 // NewTable indexes routes. A request whose host name is a route's but whose port is none
 // of the routes' is ForeignHost (it may be another service, such as the authenticate
-// service, on that name); NewTableFor is stricter.
+// service, on that name); NewTableFor is stricter. A port that is no port number at all
+// ("443x") on a route's host name is NoRoute.
 func NewTable(routes []Route) *Table {
-	t := &Table{routes: routes, byHost: map[string][]int{}, scheme: map[string]string{}, names: map[string]bool{}}
+	t := &Table{routes: routes, byHost: map[string][]int{}, scheme: map[string]string{}, names: map[string]string{}}
 	for i, r := range routes {
 		idx := append(t.byHost[r.Host], i)
 		// Longest prefix first; ties keep configuration order.
@@ -54,16 +56,21 @@ func NewTable(routes []Route) *Table {
 		t.byHost[r.Host] = idx
 		t.scheme[r.Host] = r.Scheme
 		name, _ := splitHostPort(r.Host)
-		t.names[name] = true
+		if a, ok := t.names[name]; ok && a != r.Host {
+			t.names[name] = ""
+		} else {
+			t.names[name] = r.Host
+		}
 		t.loose = append(t.loose, loosePath(r.PathPrefix))
 	}
 	return t
 }
 
-// NewTableFor indexes the routes of c and knows its authenticate service: a request whose
+// NewTableFor indexes the routes of c and knows its authenticate service. A request whose
 // host name is a route's but whose port is none of the routes' (nor the authenticate
-// service's) is NoRoute. A proxy that routes a host on any port (Istio gateways match
-// "host:*") then cannot carry such a request past the filter to a route's upstream.
+// service's) belongs to the routes of that host name, as Istio routes it (it ignores the port
+// when matching hosts, and older gateways match "host:*"): it never passes the filter as
+// somebody else's. When routes use that host name with several ports, it is NoRoute.
 func NewTableFor(c *Config) *Table {
 	t := NewTable(c.Routes)
 	t.strict = true
@@ -82,17 +89,20 @@ func (t *Table) Match(authority, rawPath string) (int, Match) {
 	idx := t.byHost[key]
 	if idx == nil {
 		name, _ := splitHostPort(key)
+		sole, known := t.names[name]
 		switch {
-		case !t.names[name]:
+		case !known:
 			return -1, ForeignHost
 		case !wellFormed:
-			// A route host with a port no proxy would write the same way ("0443", "443x"):
-			// never waved through as somebody else's.
+			// A route host with something that is no port ("443x"): never waved through
+			// as somebody else's.
 			return -1, NoRoute
 		case !t.strict || key == t.authenticate:
 			return -1, ForeignHost
+		case sole == "":
+			return -1, NoRoute
 		}
-		return -1, NoRoute
+		idx = t.byHost[sole]
 	}
 	path := rawPath
 	if i := strings.IndexAny(path, "?#"); i >= 0 {

@@ -136,6 +136,8 @@ func TestNewTableFor_RouteHostOnAnotherPortIsNotWavedThrough(t *testing.T) {
 		Routes: []Route{
 			{ID: "https://mcp.example.com/mcp", Scheme: "https", Host: "mcp.example.com", PathPrefix: "/mcp"},
 			{ID: "http://127.0.0.1:8401/mcp", Scheme: "http", Host: "127.0.0.1:8401", PathPrefix: "/mcp"},
+			{ID: "http://localhost:8402/mcp", Scheme: "http", Host: "localhost:8402", PathPrefix: "/mcp"},
+			{ID: "http://localhost:8403/mcp", Scheme: "http", Host: "localhost:8403", PathPrefix: "/mcp"},
 		},
 	}
 	tb := NewTableFor(c)
@@ -143,14 +145,18 @@ func TestNewTableFor_RouteHostOnAnotherPortIsNotWavedThrough(t *testing.T) {
 		authority string
 		m         Match
 	}{
-		{"mcp.example.com:8443", NoRoute}, // Istio's "host:*" domains would route it upstream
-		{"mcp.example.com:80", NoRoute},   // the other scheme's default port
-		{"mcp.example.com:1", NoRoute},    //
+		{"mcp.example.com:8443", Routed},  // Istio ignores the port when matching hosts: so does the filter
+		{"mcp.example.com:80", Routed},    // the other scheme's default port
+		{"mcp.example.com:1", Routed},     //
 		{"mcp.example.com:443", Routed},   //
+		{"mcp.example.com:443x", NoRoute}, // not a port
 		{"127.0.0.1:8400", ForeignHost},   // the authenticate service shares the host name
 		{"127.0.0.1:08400", ForeignHost},  //
-		{"127.0.0.1:9999", NoRoute},       //
+		{"127.0.0.1:9999", Routed},        //
 		{"127.0.0.1:8401", Routed},        //
+		{"localhost:8402", Routed},        //
+		{"localhost:9999", NoRoute},       // routes on two ports of the name: ambiguous
+		{"localhost", NoRoute},            //
 		{"other.example.com:8443", ForeignHost},
 	}
 	for _, c := range cases {

@@ -74,7 +74,9 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		o.Workers = 2
 	}
 	pc := o.Config.PluginConfig()
-	g := &Gateway{cfg: o.Config, table: pluginconf.NewTableFor(pc), public: o.TokenService.Public, logger: o.Logger}
+	// The table must be built as the filter builds its own: a request the filter left
+	// alone as another host's must never be routed to a route's upstream.
+	g := &Gateway{cfg: o.Config, table: pluginconf.NewTable(pc.Routes), public: o.TokenService.Public, logger: o.Logger}
 	g.transport = o.Transport
 	if g.transport == nil {
 		g.transport = &http.Transport{

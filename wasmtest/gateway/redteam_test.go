@@ -268,7 +268,7 @@ func TestGateway_RedTeamHostsAndInternalPaths(t *testing.T) {
 		{"CheckAPIOnARouteHostIsNoRoute", g.mcpAddr, g.mcpAddr, paths.Check, auth, 404},
 		{"CheckAPIOnTheAuthenticateHost", g.authAddr, g.authAddr, paths.Check, "", 404},
 		{"RouteHostOnTheAuthenticateListener", g.authAddr, g.mcpAddr, "/mcp", "", 401},
-		{"RouteHostOnAnotherPortIsNoRoute", g.mcpAddr, "127.0.0.2:1", "/mcp", auth, 404},
+		{"RouteHostOnAnotherPortIsNotRouted", g.mcpAddr, "127.0.0.2:1", "/mcp", auth, 421},
 		{"RouteHostWithUserinfo", g.mcpAddr, "user@" + g.mcpAddr, "/mcp", "", 400},
 		{"RouteHostWithTrailingDot", g.mcpAddr, "127.0.0.2.:" + mcpPort, "/mcp", "", 401},
 		{"UpperCaseRoutePath", g.mcpAddr, g.mcpAddr, "/MCP", auth, 400},
