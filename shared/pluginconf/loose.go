@@ -32,6 +32,23 @@ func (t *Table) normalizeAuthority(a string) (key string, wellFormed bool) {
 	return full, wellFormed
 }
 
+// canonicalRouteHost is a route's host as a table key: lower case, without trailing dots,
+// the port in canonical form and dropped when it is the default of the route's scheme.
+func canonicalRouteHost(h, scheme string) string {
+	host, port := splitHostPort(strings.ToLower(h))
+	host = strings.TrimRight(host, ".")
+	if port == "" {
+		return host
+	}
+	if p, ok := canonicalPort(port); ok {
+		port = p
+	}
+	if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
+		return host
+	}
+	return host + ":" + port
+}
+
 // splitHostPort splits host[:port], IPv6 literals in brackets included; port is "" when
 // there is none.
 func splitHostPort(a string) (host, port string) {

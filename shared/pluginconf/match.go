@@ -48,18 +48,22 @@ type Table struct {
 func NewTable(routes []Route) *Table {
 	t := &Table{routes: routes, byHost: map[string][]int{}, scheme: map[string]string{}, names: map[string]string{}}
 	for i, r := range routes {
-		idx := append(t.byHost[r.Host], i)
+		// The configuration normalises hosts; the table does again what requests get, so
+		// that a route written "mcp.example.com:0443" is not left unprotected under its
+		// usual name.
+		host := canonicalRouteHost(r.Host, r.Scheme)
+		idx := append(t.byHost[host], i)
 		// Longest prefix first; ties keep configuration order.
 		for j := len(idx) - 1; j > 0 && len(routes[idx[j]].PathPrefix) > len(routes[idx[j-1]].PathPrefix); j-- {
 			idx[j], idx[j-1] = idx[j-1], idx[j]
 		}
-		t.byHost[r.Host] = idx
-		t.scheme[r.Host] = r.Scheme
-		name, _ := splitHostPort(r.Host)
-		if a, ok := t.names[name]; ok && a != r.Host {
+		t.byHost[host] = idx
+		t.scheme[host] = r.Scheme
+		name, _ := splitHostPort(host)
+		if a, ok := t.names[name]; ok && a != host {
 			t.names[name] = ""
 		} else {
-			t.names[name] = r.Host
+			t.names[name] = host
 		}
 		t.loose = append(t.loose, loosePath(r.PathPrefix))
 	}
@@ -75,9 +79,7 @@ func NewTableFor(c *Config) *Table {
 	t := NewTable(c.Routes)
 	t.strict = true
 	if u, err := url.Parse(c.AuthenticateServiceURL); err == nil && u.Host != "" {
-		if key, ok := t.normalizeAuthority(u.Host); ok {
-			t.authenticate = key
-		}
+		t.authenticate = canonicalRouteHost(u.Host, u.Scheme)
 	}
 	return t
 }

@@ -170,6 +170,24 @@ func TestNewTableFor_RouteHostOnAnotherPortIsNotWavedThrough(t *testing.T) {
 	}
 }
 
+func TestTable_RedTeamRouteHostsAreCanonicalToo(t *testing.T) {
+	t.Parallel()
+	// shared/config accepts "https://mcp.example.com:0443/mcp" as host "mcp.example.com:0443":
+	// requests for mcp.example.com must still reach that route, not pass as foreign.
+	tb := NewTable([]Route{
+		{ID: "https://mcp.example.com:0443/mcp", Scheme: "https", Host: "mcp.example.com:0443", PathPrefix: "/mcp"},
+		{ID: "http://Local.Host.:080/mcp", Scheme: "http", Host: "Local.Host.:080", PathPrefix: "/mcp"},
+	})
+	for authority, want := range map[string]int{
+		"mcp.example.com": 0, "mcp.example.com:443": 0, "mcp.example.com:0443": 0,
+		"local.host": 1, "local.host:80": 1,
+	} {
+		if idx, m := tb.Match(authority, "/mcp"); m != Routed || idx != want {
+			t.Errorf("Match(%q) = %d, %d; want route %d", authority, idx, m, want)
+		}
+	}
+}
+
 func TestCanonicalPort(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{"443": "443", "0443": "443", "0": "0", "000": "0", "65535": "65535"} {
