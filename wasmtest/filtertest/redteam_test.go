@@ -282,3 +282,73 @@ func TestRedTeam_WasmConcurrentCallsKeepTheirOwnDecision(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeam_WasmUpstreamResponseCannotRedirectOAuthOrFixASession: what a compromised MCP
+// server answers must not send the MCP client to another authorization server (a 401 with its
+// own resource_metadata) nor plant the gateway's session cookie in the browser.
+func TestRedTeam_WasmUpstreamResponseCannotRedirectOAuthOrFixASession(t *testing.T) {
+	cases := []struct {
+		name    string
+		resp    host.Headers
+		bad     func(host.Headers) bool
+		pending string
+	}{
+		{
+			name: "401WithForeignResourceMetadata",
+			resp: host.Headers{{Name: ":status", Value: "401"}, {Name: "www-authenticate", Value: `Bearer resource_metadata="https://evil.example/.well-known/oauth-protected-resource"`}},
+			bad: func(h host.Headers) bool {
+				return strings.Contains(h.Value("www-authenticate"), "evil.example")
+			},
+			pending: "an MCP server's 401 reaches the client with its own WWW-Authenticate, which MCP clients follow to start OAuth at the server's choice of authorization server; fix pending in filter/plugin (OnResponseHeaders on server routes: drop www-authenticate from upstream 401s, or answer the gateway's own 401/403)",
+		},
+		{
+			name: "SetCookieOfTheGatewaySession",
+			resp: host.Headers{{Name: ":status", Value: "200"}, {Name: "set-cookie", Value: "_gateway_session=attacker-session; Path=/; HttpOnly"}},
+			bad: func(h host.Headers) bool {
+				for _, v := range h.Values("set-cookie") {
+					if strings.HasPrefix(strings.TrimSpace(v), "_gateway_") {
+						return true
+					}
+				}
+				return false
+			},
+			pending: "an upstream can set the gateway's own cookies (_gateway_session: session fixation on the route host); fix pending in filter/plugin (OnResponseHeaders: drop Set-Cookie of the gateway's cookie names)",
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			check := &redTeamCheck{}
+			h := newRedTeamHost(ctx, t, check, nil)
+			st, err := h.NewStream(ctx, host.StreamInfo{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+			r, err := st.SendRequest(ctx, host.Headers{{Name: ":method", Value: "POST"}, {Name: ":path", Value: "/mcp"}, {Name: ":authority", Value: "mcp.example.com"},
+				{Name: ":scheme", Value: "https"}, {Name: "content-type", Value: "application/json"}, {Name: "authorization", Value: "Bearer " + plugintest.TokenAlice},
+				{Name: "content-length", Value: strconv.Itoa(len(body))}}, []byte(body))
+			if err != nil || r.Reply != nil || !r.EndOfStream {
+				t.Fatalf("request not forwarded: %v %+v", err, r.Reply)
+			}
+			resp, err := st.SendResponse(ctx, c.resp, []byte(`{}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := resp.Headers
+			if resp.Reply != nil {
+				out = append(host.Headers{{Name: ":status", Value: strconv.Itoa(resp.Reply.Status)}}, resp.Reply.Headers...)
+			}
+			if c.bad(out) {
+				if c.pending != "" {
+					t.Skip("redteam finding: " + c.pending)
+				}
+				t.Fatalf("the client receives %v", out)
+			}
+			if c.pending != "" {
+				t.Errorf("the attack no longer succeeds; drop pending (%s)", c.pending)
+			}
+		})
+	}
+}
