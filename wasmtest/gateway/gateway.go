@@ -157,7 +157,14 @@ func (g *Gateway) Addresses() []string {
 
 // ServeHTTP runs one request through the filter (streaming, as Envoy does) and routes what
 // the filter lets through.
-func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.handler.ServeHTTP(w, r) }
+//
+// The local gateway is the edge, as an Envoy ingress with use_remote_address: a client's
+// X-Request-Id is replaced by the host's own, so that nobody can give a request the ID of
+// another in the authorization log, the check call or an error answer.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.Header.Del("X-Request-Id")
+	g.handler.ServeHTTP(w, r)
+}
 
 // route sends a request the filter released to the token service or to the route's upstream.
 func (g *Gateway) route(w http.ResponseWriter, r *http.Request) {

@@ -287,3 +287,22 @@ func TestGateway_RedTeamHostsAndInternalPaths(t *testing.T) {
 		})
 	}
 }
+
+func TestGateway_RedTeamClientCannotChooseTheRequestID(t *testing.T) {
+	g := startRedTeamGateway(t)
+	st := raw(t, g.mcpAddr, "POST /mcp HTTP/1.1\r\nHost: "+g.mcpAddr+"\r\nAuthorization: Bearer "+g.token+"\r\n"+
+		"X-Request-Id: victims-request-id\r\nContent-Type: application/json\r\nContent-Length: "+fmt.Sprint(len(deniedCall))+"\r\n\r\n"+deniedCall)
+	if st != 403 {
+		t.Fatalf("status %d", st)
+	}
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	raw(t, g.mcpAddr, "POST /mcp HTTP/1.1\r\nHost: "+g.mcpAddr+"\r\nAuthorization: Bearer "+g.token+"\r\n"+
+		"X-Request-Id: victims-request-id\r\nContent-Type: application/json\r\nContent-Length: "+fmt.Sprint(len(list))+"\r\n\r\n"+list)
+	reqs := g.up.take()
+	if len(reqs) != 1 {
+		t.Fatalf("%d upstream requests", len(reqs))
+	}
+	if id := reqs[0].Header.Get("X-Request-Id"); id == "" || id == "victims-request-id" {
+		t.Errorf("upstream X-Request-Id %q: want the gateway's own", id)
+	}
+}
