@@ -86,7 +86,7 @@ func canonicalPort(p string) (string, bool) {
 // segment dropped. Route matching compares it to the routes' prefixes, in the same form,
 // ignoring case (prefixMatchesFold).
 func loosePath(p string) string {
-	if strings.IndexAny(p, "%;. ") < 0 {
+	if !needsLoosening(p) {
 		return p
 	}
 	b := make([]byte, 0, len(p))
@@ -109,6 +109,22 @@ func loosePath(p string) string {
 		segs[i] = s
 	}
 	return strings.Join(segs, "/")
+}
+
+// needsLoosening reports whether loosePath would change p: it holds an escape, a path
+// parameter, or a segment ending in a dot or a space.
+func needsLoosening(p string) bool {
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '%', ';':
+			return true
+		case '.', ' ':
+			if i+1 == len(p) || p[i+1] == '/' {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isHex(c byte) bool {

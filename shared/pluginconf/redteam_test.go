@@ -201,3 +201,19 @@ func TestCanonicalPort(t *testing.T) {
 		}
 	}
 }
+
+func TestTable_MatchDoesNotAllocateForPlainRequests(t *testing.T) {
+	tb := redTeamTable()
+	for _, c := range [][2]string{{"mcp.example.com", "/mcp"}, {"shared.example.com", "/static/app.min.js?v=1"}, {"shared.example.com", "/Files/README"}} {
+		if n := testing.AllocsPerRun(100, func() { tb.Match(c[0], c[1]) }); n > 0 {
+			t.Errorf("Match(%q, %q): %v allocations", c[0], c[1], n)
+		}
+	}
+}
+
+func BenchmarkTable_Match(b *testing.B) {
+	tb := redTeamTable()
+	for b.Loop() {
+		tb.Match("mcp.example.com", "/mcp")
+	}
+}
