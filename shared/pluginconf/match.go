@@ -154,20 +154,29 @@ func PrefixMatches(prefix, path string) bool {
 	return strings.HasPrefix(path, prefix) && (len(path) == len(prefix) || path[len(prefix)] == '/')
 }
 
-// SafePath refuses paths that different parsers could resolve differently: dot segments,
-// percent-encoded (or double-encoded) dots, slashes, backslashes or NUL, overlong UTF-8
-// lead bytes, backslashes, empty segments and control bytes.
+// SafePath refuses paths that different parsers could resolve differently: dot segments
+// (also with a path parameter, "..;x", or of dots and spaces only, "..."), segments that are
+// only a path parameter (";x"), percent-encoded (or double-encoded) dots, slashes,
+// backslashes or NUL, overlong UTF-8 lead bytes, backslashes, empty segments and control
+// bytes.
 func SafePath(p string) bool {
 	if p == "" || p[0] != '/' {
 		return p == "*" // OPTIONS * is harmless
 	}
-	for i := 0; i < len(p); i++ {
+	if len(p) > 1 && p[1] == '/' {
+		return false
+	}
+	seg := 1
+	for i := 1; i < len(p); i++ {
 		c := p[i]
 		switch {
 		case c < 0x20 || c == 0x7f || c == '\\' || c == 0xc0 || c == 0xc1:
 			return false
-		case c == '/' && i+1 < len(p) && p[i+1] == '/':
-			return false
+		case c == '/':
+			if !safeSegment(p[seg:i]) || (i+1 < len(p) && p[i+1] == '/') {
+				return false
+			}
+			seg = i + 1
 		case c == '%' && i+2 < len(p):
 			h := strings.ToLower(p[i+1 : i+3])
 			if h == "25" && i+4 < len(p) {
@@ -177,14 +186,34 @@ func SafePath(p string) bool {
 			if h == "2e" || h == "2f" || h == "5c" || h == "00" || h == "c0" || h == "c1" {
 				return false
 			}
-		case c == '.' && (i == 0 || p[i-1] == '/'):
-			rest := p[i+1:]
-			if rest == "" || rest[0] == '/' || (rest[0] == '.' && (len(rest) == 1 || rest[1] == '/')) {
-				return false
-			}
 		}
 	}
-	return true
+	return safeSegment(p[seg:])
+}
+
+// safeSegment reports whether a path segment is safe from dot-segment tricks: once escapes
+// are decoded and a path parameter (from ";") dropped, as Tomcat, Jetty or IIS do, it must
+// not be empty (unless it was) nor consist of dots and spaces only.
+func safeSegment(s string) bool {
+	if s == "" {
+		return true
+	}
+	n, dots := 0, true
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if b == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			b = unhex(s[i+1])<<4 | unhex(s[i+2])
+			i += 2
+		}
+		if b == ';' {
+			break
+		}
+		n++
+		if b != '.' && b != ' ' {
+			dots = false
+		}
+	}
+	return n > 0 && !dots
 }
 
 // Route returns the route at index i of the table.

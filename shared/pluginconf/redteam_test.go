@@ -217,3 +217,30 @@ func BenchmarkTable_Match(b *testing.B) {
 		tb.Match("mcp.example.com", "/mcp")
 	}
 }
+
+func TestSafePath_RedTeamDotSegmentsInDisguise(t *testing.T) {
+	t.Parallel()
+	for p, want := range map[string]bool{
+		"/public/..;/admin":    false, // Tomcat, Jetty: ".." once the parameter is dropped
+		"/public/.;x/admin":    false,
+		"/public/..%3b/admin":  false,
+		"/;/admin":             false, // a segment that is only a parameter
+		"/admin/;jsessionid=1": false,
+		"/.../admin":           false, // IIS strips trailing dots: ".." or ""
+		"/a/.%20/b":            false,
+		"/a/%20/b":             false,
+		"/a/..%20/b":           false,
+		"/a;v=1/b":             true,
+		"/a/b;v=1":             true,
+		"/.well-known/x":       true,
+		"/a/.hidden/b":         true,
+		"/a/b.":                true, // a name that ends with a dot is no dot segment (the route check catches it)
+		"/mcp/":                true,
+		"/a/%41b":              true,
+		"/files/caf%C3%A9.txt": true,
+	} {
+		if got := SafePath(p); got != want {
+			t.Errorf("SafePath(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
