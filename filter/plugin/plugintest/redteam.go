@@ -274,6 +274,19 @@ func RedTeamCases() []RedTeamCase {
 				Want: Want{Status: 400, CheckCalls: 0}},
 		},
 		{
+			Scenario: Scenario{Name: "StricterRouteIsNotEscapedByDotDotSemicolon", Request: get(SharedHost, "/public/..;/admin/users", [2]string{"cookie", "_gateway_session=" + CookieAlice}),
+				Want: Want{Status: 400, CheckCalls: 0}},
+		},
+		{
+			Scenario: Scenario{Name: "StricterRouteIsNotEscapedByAParameterOnlySegment", Request: get(SharedHost, "/;/admin/users", [2]string{"cookie", "_gateway_session=" + CookieAlice}),
+				Want: Want{Status: 400, CheckCalls: 0}},
+		},
+		{
+			Scenario: Scenario{Name: "ToolArgumentsCannotForgeALogLine", Request: post(mcp, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":[`+"\n"+`{"level":"info","forged":true}`+"\n"+`]}}}`, alice),
+				Want: Want{Upstream: map[string]string{"authorization": ""}, LogContains: []string{`"mcp-tool-parameters":{"a":[{"level":"info","forged":true}]}`},
+					LogNotContains: []string{"\n{\"level\":\"info\",\"forged\""}, CheckCalls: 1}},
+		},
+		{
 			Scenario: Scenario{Name: "StricterRouteStillAppliesToItsOwnPath", Request: get(SharedHost, "/admin/users", [2]string{"cookie", "_gateway_session=" + CookieAlice}),
 				Want: Want{Status: 403, CheckCalls: 1}},
 		},
