@@ -137,7 +137,11 @@ func (f *Filter) bundleFrom(res gjson.Result, now time.Time) (*bundle, error) {
 	}
 	b.expires = now.Add(time.Duration(f.cfg.CacheTTLSeconds) * time.Second)
 	if exp := res.Get("expires_at").Int(); exp > 0 {
-		if t := time.Unix(exp, 0); t.Before(b.expires) {
+		t := time.Unix(exp, 0)
+		if !now.Before(t) {
+			return nil, errBadBundle // already expired: the token service contradicts itself
+		}
+		if t.Before(b.expires) {
 			b.expires = t
 		}
 	}

@@ -46,6 +46,7 @@ func (s *stream) decide() bool {
 func (s *stream) rewriteHeaders(b *bundle) bool {
 	switch s.route.Kind {
 	case pluginconf.KindServer:
+		s.stripSessionCookie()
 		if s.route.UpstreamOAuth2 {
 			if b.upstreamToken == "" {
 				s.replyUpstreamRequired("")

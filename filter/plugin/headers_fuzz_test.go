@@ -55,10 +55,11 @@ func FuzzRouteMatch(f *testing.F) {
 	for _, s := range [][2]string{{"mcp.example.com", "/mcp"}, {"MCP.example.com.:443", "/mcp/x?y"}, {"mcp.example.com", "/mcp/%2e%2e/"}, {"[::1]:8080", "/"}, {":", ""}} {
 		f.Add(s[0], s[1])
 	}
-	rt := newRouteTable([]*route{
-		{Route: routeConf("https", "mcp.example.com", "/mcp")},
-		{Route: routeConf("https", "mcp.example.com", "/mcp/admin")},
-	})
+	cfg := &pluginconf.Config{Routes: []pluginconf.Route{
+		routeConf("https", "mcp.example.com", "/mcp"),
+		routeConf("https", "mcp.example.com", "/mcp/admin"),
+	}}
+	rt := newRouteTable(cfg, []*route{{Route: cfg.Routes[0]}, {Route: cfg.Routes[1]}})
 	f.Fuzz(func(t *testing.T, authority, path string) {
 		r, res := rt.match(authority, path)
 		if res == pluginconf.Routed {

@@ -67,8 +67,14 @@ type StreamHost interface {
 	RemoveRequestHeader(name string)
 	// RequestBody returns the request body buffered so far (size bytes).
 	RequestBody(size int) []byte
+	// ResponseHeaders returns every response header, ":status" included (response callbacks).
+	ResponseHeaders() []Header
 	// SetResponseHeader replaces (or adds) a response header.
 	SetResponseHeader(name, value string)
+	// RemoveResponseHeader removes every value of a response header.
+	RemoveResponseHeader(name string)
+	// AddResponseHeader adds a value to a response header, keeping the others.
+	AddResponseHeader(name, value string)
 	// Property reads a proxy property such as "request.id" or "source.address".
 	Property(path ...string) ([]byte, bool)
 	// SendLocalResponse answers the stream locally; the upstream is never contacted.

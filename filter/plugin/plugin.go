@@ -60,7 +60,7 @@ func (f *Filter) Configure(config []byte) error {
 		routes = append(routes, r)
 	}
 	f.cfg = cfg
-	f.routes = newRouteTable(routes)
+	f.routes = newRouteTable(cfg, routes)
 	f.cache = newBundleCache(maxCacheEntries)
 	f.logFields = fields
 	return nil

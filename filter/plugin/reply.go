@@ -12,10 +12,10 @@ import (
 
 // reply answers the stream locally, once.
 func (s *stream) reply(status int, headers []Header, body []byte) {
-	if s.done {
+	if s.replied {
 		return
 	}
-	s.done = true
+	s.done, s.replied = true, true
 	headers = append(headers, Header{"cache-control", "no-store"})
 	if s.origin != "" && s.route != nil && s.route.Kind == pluginconf.KindServer {
 		headers = append(headers, corsResponseHeaders(s.origin)...)
@@ -116,8 +116,8 @@ func (s *stream) requestID() string {
 	return s.reqID
 }
 
-// stripSessionCookie removes the gateway session cookie from the Cookie header so that no
-// upstream sees (and could replay) it.
+// stripSessionCookie removes the gateway's cookies from the Cookie header so that no upstream
+// sees (and could replay) them.
 func (s *stream) stripSessionCookie() {
 	raw, ok := s.header("cookie")
 	if !ok {
@@ -125,11 +125,12 @@ func (s *stream) stripSessionCookie() {
 	}
 	kept := make([]string, 0, 4)
 	for _, part := range strings.Split(raw, ";") {
-		name, _, _ := strings.Cut(strings.TrimSpace(part), "=")
-		if name == checkapi.SessionCookie || strings.TrimSpace(part) == "" {
+		part = strings.TrimSpace(part)
+		name, _, _ := strings.Cut(part, "=")
+		if part == "" || isGatewayCookie(name) {
 			continue
 		}
-		kept = append(kept, strings.TrimSpace(part))
+		kept = append(kept, part)
 	}
 	if len(kept) == 0 {
 		s.h.RemoveRequestHeader("cookie")
@@ -137,6 +138,10 @@ func (s *stream) stripSessionCookie() {
 		s.h.SetRequestHeader("cookie", strings.Join(kept, "; "))
 	}
 }
+
+// isGatewayCookie reports whether a cookie name is one of the gateway's (_gateway_session on
+// route hosts, _gateway_authn… on the authenticate host, which may share a host name).
+func isGatewayCookie(name string) bool { return strings.HasPrefix(name, "_gateway_") }
 
 // bearerToken extracts an RFC 6750 bearer token from Authorization.
 func (s *stream) bearerToken() (string, bool) {

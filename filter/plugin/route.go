@@ -22,12 +22,8 @@ type routeTable struct {
 	routes []*route
 }
 
-func newRouteTable(routes []*route) routeTable {
-	conf := make([]pluginconf.Route, len(routes))
-	for i, r := range routes {
-		conf[i] = r.Route
-	}
-	return routeTable{table: pluginconf.NewTable(conf), routes: routes}
+func newRouteTable(cfg *pluginconf.Config, routes []*route) routeTable {
+	return routeTable{table: pluginconf.NewTableFor(cfg), routes: routes}
 }
 
 func (t *routeTable) match(authority, rawPath string) (*route, pluginconf.Match) {

@@ -47,6 +47,8 @@ type stream struct {
 	finished   bool    // OnDone ran
 	reqID      string
 	reqIDRead  bool
+	replied    bool     // answered locally
+	bodySize   int      // the request body buffered so far
 	hdrs       []Header // the request headers as they arrived
 }
 
@@ -74,8 +76,15 @@ func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
 		return Pause
 	}
 	s.route = r
-	// Nothing a client sends may pass for the gateway's own assertion.
+	// Nothing a client sends may pass for the gateway's own assertion, nor be read as it by
+	// upstreams that map "_" to "-" (CGI, WSGI).
 	s.h.RemoveRequestHeader(checkapi.AssertionHeader)
+	for _, h := range s.hdrs {
+		if len(h.Name) == len(checkapi.AssertionHeader) && h.Name != checkapi.AssertionHeader &&
+			strings.ReplaceAll(h.Name, "_", "-") == checkapi.AssertionHeader {
+			s.h.RemoveRequestHeader(h.Name)
+		}
+	}
 
 	if r.Kind == pluginconf.KindServer {
 		return s.serverHeaders(endOfStream)
@@ -157,6 +166,15 @@ func (s *stream) browserHeaders() Action {
 }
 
 func (s *stream) OnRequestBody(bodySize int, endOfStream bool) Action {
+	s.bodySize = bodySize
+	if s.route != nil && !s.isPOST && s.route.Kind == pluginconf.KindServer && bodySize > 0 {
+		// Also after the decision: a body on a GET, DELETE, PUT or "post" is never read.
+		if !s.replied {
+			s.f.metrics.inc(metricRejected)
+			s.replyError(400, "invalid_request", "only POST requests to an MCP server carry a body")
+		}
+		return Pause
+	}
 	if s.done {
 		return Continue
 	}
@@ -164,11 +182,6 @@ func (s *stream) OnRequestBody(bodySize int, endOfStream bool) Action {
 		return Continue
 	}
 	if !s.isPOST {
-		if s.route.Kind == pluginconf.KindServer && bodySize > 0 {
-			s.f.metrics.inc(metricRejected)
-			s.replyError(400, "invalid_request", "only POST requests to an MCP server carry a body")
-			return Pause
-		}
 		if s.pending {
 			return Pause
 		}
@@ -208,13 +221,69 @@ func (s *stream) OnRequestBody(bodySize int, endOfStream bool) Action {
 	return Pause
 }
 
+// OnRequestTrailers ends the request: trailers carry neither an unread body nor headers
+// whose check is still out past the filter.
+func (s *stream) OnRequestTrailers(int) Action {
+	if s.done || s.route == nil {
+		return Continue
+	}
+	if s.isPOST && !s.bodyDone {
+		return s.OnRequestBody(s.bodySize, true)
+	}
+	if s.pending || s.bundle == nil {
+		return Pause
+	}
+	return Continue
+}
+
 func (s *stream) OnResponseHeaders(int, bool) Action {
-	if s.route != nil && s.route.Kind == pluginconf.KindServer && s.origin != "" {
+	if s.route == nil {
+		return Continue
+	}
+	if !s.replied {
+		s.sanitizeUpstreamResponse()
+	}
+	if s.route.Kind == pluginconf.KindServer && s.origin != "" {
 		for _, h := range corsResponseHeaders(s.origin) {
 			s.h.SetResponseHeader(h.Name, h.Value)
 		}
 	}
 	return Continue
+}
+
+// sanitizeUpstreamResponse keeps an upstream from speaking for the gateway: it cannot set the
+// gateway's own cookies (session fixation on the route host), and an MCP server cannot send
+// clients to an authorization server of its choosing — its WWW-Authenticate is dropped, and a
+// 401 carries the gateway's own challenge instead.
+func (s *stream) sanitizeUpstreamResponse() {
+	var status string
+	var cookies []string
+	gatewayCookie := false
+	for _, h := range s.h.ResponseHeaders() {
+		switch h.Name {
+		case ":status":
+			status = h.Value
+		case "set-cookie":
+			name, _, _ := strings.Cut(strings.TrimSpace(h.Value), "=")
+			if isGatewayCookie(name) {
+				gatewayCookie = true
+			} else {
+				cookies = append(cookies, h.Value)
+			}
+		}
+	}
+	if gatewayCookie {
+		s.h.RemoveResponseHeader("set-cookie")
+		for _, c := range cookies {
+			s.h.AddResponseHeader("set-cookie", c)
+		}
+	}
+	if s.route.Kind == pluginconf.KindServer {
+		s.h.RemoveResponseHeader("www-authenticate")
+		if status == "401" {
+			s.h.SetResponseHeader("www-authenticate", `Bearer error="invalid_token", resource_metadata="`+s.route.resourceMetadata+`"`)
+		}
+	}
 }
 
 func (s *stream) OnResponseBody(int, bool) Action { return Continue }

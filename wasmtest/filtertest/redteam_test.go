@@ -134,8 +134,7 @@ func newRedTeamHost(ctx context.Context, t *testing.T, check *redTeamCheck, adju
 }
 
 // TestRedTeam_Wasm runs the red-team attacks against the real filter.wasm, in Envoy's default
-// mode and with allow_on_headers_stop_iteration. Cases whose fix is pending in filter/plugin
-// are skipped with their finding (TestRedTeam_WasmPendingFindingsStillReproduce runs them).
+// mode and with allow_on_headers_stop_iteration.
 func TestRedTeam_Wasm(t *testing.T) {
 	for _, mode := range []struct {
 		name   string
@@ -147,9 +146,6 @@ func TestRedTeam_Wasm(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			for _, c := range plugintest.RedTeamCases() {
 				t.Run(c.Name, func(t *testing.T) {
-					if c.Pending != "" {
-						t.Skip("redteam finding: " + c.Pending)
-					}
 					plugintest.CheckRedTeam(t, c, runRedTeamCase(t, c, mode.adjust))
 				})
 			}
@@ -176,34 +172,6 @@ func runRedTeamCase(t *testing.T, c plugintest.RedTeamCase, adjust func(*host.Op
 	}
 	return r
 }
-
-// TestRedTeam_WasmPendingFindingsStillReproduce proves each pending finding against the real
-// module: the attack succeeds today. When one stops succeeding, drop its Pending.
-func TestRedTeam_WasmPendingFindingsStillReproduce(t *testing.T) {
-	for _, c := range plugintest.RedTeamCases() {
-		if c.Pending == "" {
-			continue
-		}
-		t.Run(c.Name, func(t *testing.T) {
-			probe := &recorder{}
-			plugintest.CheckRedTeam(probe, c, runRedTeamCase(t, c, nil))
-			plugintest.CheckRedTeam(probe, c, runRedTeamCase(t, c, func(o *host.Options) { o.AllowOnHeadersStopIteration = true }))
-			if !probe.failed {
-				t.Errorf("the attack no longer succeeds against filter.wasm in either mode; drop Pending (%s)", c.Pending)
-			}
-		})
-	}
-}
-
-// recorder is a testing.TB that only remembers whether a check failed.
-type recorder struct {
-	testing.TB
-	failed bool
-}
-
-func (r *recorder) Helper()               {}
-func (r *recorder) Errorf(string, ...any) { r.failed = true }
-func (r *recorder) Fatalf(string, ...any) { r.failed = true }
 
 // TestRedTeam_WasmSlowTokenServiceFailsClosed: a token service that answers after
 // check_timeout_ms gets the request refused with 503 within about that time, never
@@ -288,10 +256,9 @@ func TestRedTeam_WasmConcurrentCallsKeepTheirOwnDecision(t *testing.T) {
 // own resource_metadata) nor plant the gateway's session cookie in the browser.
 func TestRedTeam_WasmUpstreamResponseCannotRedirectOAuthOrFixASession(t *testing.T) {
 	cases := []struct {
-		name    string
-		resp    host.Headers
-		bad     func(host.Headers) bool
-		pending string
+		name string
+		resp host.Headers
+		bad  func(host.Headers) bool
 	}{
 		{
 			name: "401WithForeignResourceMetadata",
@@ -299,7 +266,6 @@ func TestRedTeam_WasmUpstreamResponseCannotRedirectOAuthOrFixASession(t *testing
 			bad: func(h host.Headers) bool {
 				return strings.Contains(h.Value("www-authenticate"), "evil.example")
 			},
-			pending: "an MCP server's 401 reaches the client with its own WWW-Authenticate, which MCP clients follow to start OAuth at the server's choice of authorization server; fix pending in filter/plugin (OnResponseHeaders on server routes: drop www-authenticate from upstream 401s, or answer the gateway's own 401/403)",
 		},
 		{
 			name: "SetCookieOfTheGatewaySession",
@@ -312,7 +278,6 @@ func TestRedTeam_WasmUpstreamResponseCannotRedirectOAuthOrFixASession(t *testing
 				}
 				return false
 			},
-			pending: "an upstream can set the gateway's own cookies (_gateway_session: session fixation on the route host); fix pending in filter/plugin (OnResponseHeaders: drop Set-Cookie of the gateway's cookie names)",
 		},
 	}
 	for _, c := range cases {
@@ -341,13 +306,7 @@ func TestRedTeam_WasmUpstreamResponseCannotRedirectOAuthOrFixASession(t *testing
 				out = append(host.Headers{{Name: ":status", Value: strconv.Itoa(resp.Reply.Status)}}, resp.Reply.Headers...)
 			}
 			if c.bad(out) {
-				if c.pending != "" {
-					t.Skip("redteam finding: " + c.pending)
-				}
 				t.Fatalf("the client receives %v", out)
-			}
-			if c.pending != "" {
-				t.Errorf("the attack no longer succeeds; drop pending (%s)", c.pending)
 			}
 		})
 	}

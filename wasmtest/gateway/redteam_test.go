@@ -198,7 +198,6 @@ func TestGateway_RedTeamNonPOSTBodies(t *testing.T) {
 	g := startRedTeamGateway(t)
 	for _, method := range []string{"GET", "DELETE", "PUT", "post"} {
 		t.Run(method, func(t *testing.T) {
-			t.Skip("redteam finding: a non-POST body reaching the filter after the decision passes unread (OnRequestBody returns early on done); fix pending in filter/plugin")
 			raw(t, g.mcpAddr, method+" /mcp HTTP/1.1\r\nHost: "+g.mcpAddr+"\r\nAuthorization: Bearer "+g.token+"\r\n"+
 				"Content-Type: application/json\r\nContent-Length: "+fmt.Sprint(len(deniedCall))+"\r\n\r\n"+deniedCall)
 			noDeniedCallUpstream(t, g)
@@ -237,7 +236,6 @@ func TestGateway_RedTeamHeadersTheUpstreamSees(t *testing.T) {
 }
 
 func TestGateway_RedTeamSessionCookieNeverReachesAnMCPServer(t *testing.T) {
-	t.Skip("redteam finding: the browser session cookie is forwarded to MCP server upstreams; fix pending in filter/plugin")
 	g := startRedTeamGateway(t)
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	raw(t, g.mcpAddr, "POST /mcp HTTP/1.1\r\nHost: "+g.mcpAddr+"\r\nAuthorization: Bearer "+g.token+"\r\n"+

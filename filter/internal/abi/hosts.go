@@ -208,6 +208,21 @@ func (s *StreamHost) SetResponseHeader(name, value string) {
 	}
 }
 
+// RemoveResponseHeader removes every value of a response header. A refusal is logged.
+func (s *StreamHost) RemoveResponseHeader(name string) {
+	if st := s.h.removeHeaderMapValue(MapHTTPResponseHeaders, name); st != StatusOK && st != StatusNotFound {
+		s.h.log(uint32(plugin.LogWarn), "remove response header "+name+": "+st.Error())
+	}
+}
+
+// AddResponseHeader adds a value to a response header, keeping existing values. A refusal is
+// logged.
+func (s *StreamHost) AddResponseHeader(name, value string) {
+	if st := s.h.addHeaderMapValue(MapHTTPResponseHeaders, name, value); st != StatusOK {
+		s.h.log(uint32(plugin.LogWarn), "add response header "+name+": "+st.Error())
+	}
+}
+
 // Property reads a proxy property; path holds its segments ("request", "path").
 func (s *StreamHost) Property(path ...string) ([]byte, bool) {
 	v, st := s.h.getProperty(PropertyPath(path...))

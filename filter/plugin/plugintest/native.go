@@ -71,11 +71,12 @@ type call struct {
 // nativeStream implements plugin.StreamHost for one request.
 type nativeStream struct {
 	*NativeHost
-	headers   []plugin.Header
-	body      []byte
-	reply     *Result
-	continued bool
-	continues int
+	headers     []plugin.Header
+	body        []byte
+	reply       *Result
+	continued   bool
+	continues   int
+	respHeaders []plugin.Header
 	// headersGone: the headers went on; their map is no longer reachable.
 	headersGone      bool
 	lateHeaderWrites int
@@ -122,7 +123,23 @@ func (s *nativeStream) RequestBody(size int) []byte {
 	}
 	return s.body[:size]
 }
-func (s *nativeStream) SetResponseHeader(string, string) {}
+func (s *nativeStream) ResponseHeaders() []plugin.Header { return s.respHeaders }
+func (s *nativeStream) SetResponseHeader(name, value string) {
+	s.RemoveResponseHeader(name)
+	s.respHeaders = append(s.respHeaders, plugin.Header{Name: name, Value: value})
+}
+func (s *nativeStream) RemoveResponseHeader(name string) {
+	kept := s.respHeaders[:0]
+	for _, h := range s.respHeaders {
+		if h.Name != name {
+			kept = append(kept, h)
+		}
+	}
+	s.respHeaders = kept
+}
+func (s *nativeStream) AddResponseHeader(name, value string) {
+	s.respHeaders = append(s.respHeaders, plugin.Header{Name: name, Value: value})
+}
 func (s *nativeStream) Property(path ...string) ([]byte, bool) {
 	if strings.Join(path, ".") == "request.id" {
 		return []byte(RequestID), true

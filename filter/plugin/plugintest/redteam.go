@@ -22,9 +22,6 @@ type RedTeamCase struct {
 	Answer func(key string, body []byte) CheckAnswer
 	// UpstreamCount is how many values of a header the upstream must receive.
 	UpstreamCount map[string]int
-	// Pending names an open finding whose fix belongs in filter/plugin; runners skip the
-	// case with this text until it is fixed.
-	Pending string
 }
 
 // Hosts of RedTeamConfig besides those of Config.
@@ -81,8 +78,6 @@ const (
 	aliceIdentity = `,"identity":{"sub":"alice","email":"alice@example.com"}`
 	anAssertion   = `,"assertion":"eyJhbGciOiJFUzI1NiJ9.x.y"`
 )
-
-const trailersPending = "request trailers continue the stream (no OnRequestTrailers: the ABI answers Continue): the buffered body goes upstream unparsed, and with allow_on_headers_stop_iteration the headers go too, TE included, before the check answers; fix pending in filter/plugin"
 
 // RedTeamCases returns every attack. Names say the behaviour that holds.
 func RedTeamCases() []RedTeamCase {
@@ -146,30 +141,24 @@ func RedTeamCases() []RedTeamCase {
 		{
 			Scenario: Scenario{Name: "DeniedToolEndedByTrailersIsStillDenied", Request: post(mcp, "/mcp", deny, alice), Want: Want{Status: 403, CheckCalls: -1}},
 			Trailers: [][2]string{{"x-checksum", "1"}},
-			Pending:  trailersPending,
 		},
 		{
 			Scenario: Scenario{Name: "AllowedToolEndedByTrailersIsForwardedOnlyAfterTheCheck", Request: post(mcp, "/mcp", toolsCall("1", "echo"), alice), Want: Want{Upstream: map[string]string{"authorization": ""}, CheckCalls: 1}},
 			Trailers: [][2]string{{"x-checksum", "1"}},
-			Pending:  trailersPending,
 		},
 		{
 			Scenario: Scenario{Name: "InvalidTokenEndedByTrailersIsRefused", Request: post(mcp, "/mcp", toolsCall("1", "echo"), bearer(TokenInvalid)), Want: Want{Status: 401, CheckCalls: 1}},
 			Trailers: [][2]string{{"x-checksum", "1"}},
-			Pending:  trailersPending,
 		},
 		{
 			Scenario: Scenario{Name: "GETWithABodyIsRefused", Request: Request{Method: "GET", Authority: mcp, Path: "/mcp", Headers: [][2]string{jsonCT, alice}, Chunks: []string{deny}}, Want: Want{Status: 400, CheckCalls: -1}},
-			Pending:  "a non-POST body (GET, DELETE, PUT, lower-case post) reaching the filter after the decision passes unread (OnRequestBody returns early on done); fix pending in filter/plugin",
 		},
 		{
 			Scenario: Scenario{Name: "LowerCasePostWithABodyIsRefused", Request: Request{Method: "post", Authority: mcp, Path: "/mcp", Headers: [][2]string{jsonCT, alice}, Chunks: []string{deny}}, Want: Want{Status: 400, CheckCalls: -1}},
-			Pending:  "a non-POST body (GET, DELETE, PUT, lower-case post) reaching the filter after the decision passes unread (OnRequestBody returns early on done); fix pending in filter/plugin",
 		},
 		{
 			Scenario: Scenario{Name: "MethodOverrideGETWithABodyIsRefused", Request: Request{Method: "GET", Authority: mcp, Path: "/mcp", Headers: [][2]string{jsonCT, alice, {"x-http-method-override", "POST"}}, Chunks: []string{deny}}, Want: Want{Status: 400, CheckCalls: -1}},
 			Before:   []Request{post(mcp, "/mcp", toolsList, alice)},
-			Pending:  "a non-POST body (GET, DELETE, PUT, lower-case post) reaching the filter after the decision passes unread (OnRequestBody returns early on done); fix pending in filter/plugin",
 		},
 		{
 			Scenario: Scenario{Name: "CORSPreflightWithABodyIsAnsweredNotForwarded", Request: Request{Method: "OPTIONS", Authority: mcp, Path: "/mcp", Headers: [][2]string{jsonCT, {"origin", "https://evil.example"}, {"access-control-request-method", "POST"}}, Chunks: []string{deny}}, Want: Want{Status: 204, CheckCalls: 0}},
@@ -183,7 +172,6 @@ func RedTeamCases() []RedTeamCase {
 		{
 			Scenario: Scenario{Name: "UnderscoreSpelledAssertionIsRemoved", Request: post(mcp, "/mcp", toolsList, alice, [2]string{"x_gateway_assertion", "forged"}),
 				Want: Want{Upstream: map[string]string{"x_gateway_assertion": ""}, CheckCalls: 1}},
-			Pending: "x_gateway_assertion reaches the upstream, where CGI/WSGI-style servers read it as X-Gateway-Assertion; fix pending in filter/plugin",
 		},
 		{
 			Scenario: Scenario{Name: "SecondAuthorizationHeaderIsRemovedToo", Request: post(mcp, "/mcp", toolsList, alice, bearer(TokenBob)),
@@ -206,7 +194,6 @@ func RedTeamCases() []RedTeamCase {
 		{
 			Scenario: Scenario{Name: "SessionCookieNeverReachesAnMCPServer", Request: post(SharedHost, "/mcp", toolsList, alice, [2]string{"cookie", "theme=dark; _gateway_session=" + CookieAlice}),
 				Want: Want{Upstream: map[string]string{"cookie": "theme=dark"}, CheckCalls: 1}},
-			Pending: "the browser session cookie is forwarded to MCP server upstreams (rewriteHeaders strips it only on client and plain routes); fix pending in filter/plugin",
 		},
 		{
 			Scenario: Scenario{Name: "DuplicateSessionCookiesAreAllStripped", Request: get("app.example.com", "/", [2]string{"cookie", "_gateway_session=" + CookieAlice + "; a=1; _gateway_session=" + CookieExpired}),
@@ -251,7 +238,6 @@ func RedTeamCases() []RedTeamCase {
 		{
 			Scenario: Scenario{Name: "OtherPortOnARouteHostStillReachesTheRoute", Request: post(mcp+":8443", "/mcp", deny, [2]string{"x-gateway-assertion", "forged"}),
 				Want: Want{Status: 401, CheckCalls: 0}},
-			Pending: "a route host with a port no route uses is ForeignHost and passes untouched, TE and forged assertion included, while Istio (ignore_port_in_host_matching since 1.15, host:* domains before) routes it to the route's upstream; build the table with pluginconf.NewTableFor(cfg); fix pending in filter/plugin",
 		},
 		// --- Paths. ---
 		{Scenario: Scenario{Name: "GatewayPathWithDotSegmentsIsRefused", Request: post(mcp, "/.gateway/../mcp", deny), Want: Want{Status: 400, CheckCalls: 0}}},
@@ -346,7 +332,6 @@ func RedTeamCases() []RedTeamCase {
 		{
 			Scenario: Scenario{Name: "BundleThatAlreadyExpiredIsNotUsed", Request: post(mcp, "/mcp", toolsList, alice), Want: Want{Status: 503, CheckCalls: 1}},
 			Answer:   okAnswer(aliceIdentity + anAssertion + `,"expires_at":1000000000`),
-			Pending:  "a bundle whose expires_at is already past is used for the request (only the cache refuses it); fix pending in filter/plugin",
 		},
 	}
 	return cases

@@ -108,7 +108,6 @@ func TestGateway_RedTeamDataPath(t *testing.T) {
 	}
 	for _, method := range []string{"GET", "DELETE", "post"} {
 		t.Run("BodyOn"+method, func(t *testing.T) {
-			t.Skip("redteam finding: a non-POST body reaching the filter after the decision passes unread; fix pending in filter/plugin (the everything-server ignores it, other upstreams may not)")
 			st, body := rawExchange(t, addr, withBody(method, "/restricted", addr, denied))
 			if st == 200 && strings.Contains(body, `"result"`) {
 				t.Fatalf("a denied tool ran: %s", body)
