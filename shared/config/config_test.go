@@ -61,6 +61,8 @@ func TestParse_ErrorsNameTheKey(t *testing.T) {
 		{"duplicate route", validBase + "  - from: https://MCP.example.com:443/mcp/\n    to: http://x\n", "routes[1].from: duplicates routes[0].from"},
 		{"postgres without dsn", validBase + "storage: {type: postgres}\n", "storage.dsn: is required"},
 		{"path in authenticate url", strings.Replace(validBase, "https://auth.example.com", "https://auth.example.com/login", 1), "authenticate_service_url: must be an origin"},
+		{"wildcard host", strings.Replace(validBase, "https://mcp.example.com/mcp", "https://*.example.com/mcp", 1), "routes[0].from: wildcard hosts are not supported"},
+		{"port with leading zero", strings.Replace(validBase, "https://mcp.example.com/mcp", "https://mcp.example.com:0443/mcp", 1), "routes[0].from: invalid port"},
 		{"not yaml", "routes: [\n", "not valid YAML"},
 		{"bad policy operator", strings.Replace(validBase, "mcp: {server: {}}", "mcp: {server: {}}\n    policy: {deny: {and: [{mcp_tool: {regex: x}}]}}", 1), "routes[0]: policy.deny.and[0].mcp_tool"},
 		{"unknown log field", validBase + "authorize_log_fields: [request-id, password]\n", "authorize_log_fields:"},

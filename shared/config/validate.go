@@ -188,7 +188,13 @@ func NormalizeFrom(raw string) (NormalizedFrom, string) {
 		return NormalizedFrom{}, "must not contain credentials, a query or a fragment"
 	}
 	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if strings.ContainsAny(host, "*?[]") {
+		return NormalizedFrom{}, "wildcard hosts are not supported: name each host (a wildcard route would let other hosts past the filter)"
+	}
 	port := u.Port()
+	if p, err := strconv.Atoi(port); port != "" && (err != nil || p <= 0 || p > 65535 || strconv.Itoa(p) != port) {
+		return NormalizedFrom{}, "invalid port " + strconv.Quote(port)
+	}
 	switch u.Scheme {
 	case "https":
 		if port == "443" {
