@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -39,6 +40,30 @@ func FuzzParse(f *testing.F) {
 			if m.Arguments != "" && !json.Valid([]byte(m.Arguments)) {
 				t.Fatalf("arguments %q", m.Arguments)
 			}
+		}
+	})
+}
+
+// FuzzParse_MatchesGJSONReading checks that Parse reads every body exactly as refParse, the
+// implementation on gjson it replaced, does: the same messages, or the same error (a body
+// both too deep and invalid may be reported either way).
+// Seeds: testdata/fuzz/FuzzParse_MatchesGJSONReading.
+func FuzzParse_MatchesGJSONReading(f *testing.F) {
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, err := Parse(body)
+		want, wantErr := refParse(body)
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("Parse(%q): error %v, reference error %v", body, err, wantErr)
+		}
+		if err != nil {
+			e, w := err.(*Error), wantErr.(*Error)
+			if e.Err != w.Err || e.Index != w.Index || e.ID != w.ID || e.Err == ErrInvalidRequest && e.Reason != w.Reason {
+				t.Fatalf("Parse(%q): error %+v, reference %+v", body, e, w)
+			}
+			return
+		}
+		if got.Array != want.Array || !slices.Equal(got.Messages, want.Messages) {
+			t.Fatalf("Parse(%q) = %+v, reference %+v", body, got, want)
 		}
 	})
 }

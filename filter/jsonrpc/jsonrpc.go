@@ -1,13 +1,10 @@
 package jsonrpc
 
 import (
-	"bytes"
 	"errors"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/tidwall/gjson"
 )
 
 // MethodToolsCall is the method of a tool invocation.
@@ -56,7 +53,8 @@ type Message struct {
 	// Tool is the decoded params.name of a tools/call message; "" otherwise.
 	Tool string
 	// Arguments is the raw JSON object params.arguments of a tools/call message; "" when
-	// it is absent or null, or the method is not tools/call.
+	// it is absent or null, or the method is not tools/call. It is exactly one valid JSON
+	// object (Parse validated the whole body), as written in the body.
 	Arguments string
 }
 
@@ -125,39 +123,42 @@ func Parse(body []byte) (Batch, error) {
 	if first < 0 {
 		return Batch{}, parseError("empty body")
 	}
-	if !checkDepth(body, MaxDepth) {
+	switch validate(body, MaxDepth) {
+	case tooDeep:
 		return Batch{}, parseError("nesting deeper than " + strconv.Itoa(MaxDepth))
-	}
-	if !gjson.ValidBytes(body) {
+	case invalidJSON:
 		return Batch{}, parseError("invalid JSON")
 	}
-	switch body[first] {
+	// The body is valid JSON from here on; its text is copied once and every string of
+	// the result shares that copy.
+	text := string(body[first:])
+	switch text[0] {
 	case '{':
-		s := string(body[first:])
-		m, err := parseMessage(gjson.Parse(s), -1)
+		m, err := parseMessage(text, -1)
 		if err != nil {
 			return Batch{}, err
 		}
 		return Batch{Messages: []Message{m}}, nil
 	case '[':
-		root := gjson.Parse(string(body[first:]))
 		n := 0
-		root.ForEach(func(_, _ gjson.Result) bool { n++; return true })
+		for e := newElements(text); e.next() != ""; {
+			n++
+		}
 		if n == 0 {
 			return Batch{}, &Error{Err: ErrInvalidRequest, Index: -1, Reason: "empty batch"}
 		}
 		b := Batch{Array: true, Messages: make([]Message, 0, n)}
-		var err error
-		root.ForEach(func(_, v gjson.Result) bool {
-			var m Message
-			m, err = parseMessage(v, len(b.Messages))
+		for e := newElements(text); ; {
+			v := e.next()
+			if v == "" {
+				return b, nil
+			}
+			m, err := parseMessage(v, len(b.Messages))
+			if err != nil {
+				return Batch{}, err
+			}
 			b.Messages = append(b.Messages, m)
-			return err == nil
-		})
-		if err != nil {
-			return Batch{}, err
 		}
-		return b, nil
 	}
 	return Batch{}, &Error{Err: ErrInvalidRequest, Index: -1, Reason: "body is not an object or an array"}
 }
@@ -184,36 +185,43 @@ const (
 
 var toolFields = [numToolFields]string{"name", "arguments"}
 
-// readMembers iterates over the members of the object v and stores in out those named in
-// names. It reports a duplicated name, or a name equal to one of names under Unicode case
-// folding but not identical, as a reason; "" means success.
-func readMembers(v gjson.Result, names []string, out []gjson.Result, prefix string) string {
-	var reason string
-	v.ForEach(func(k, val gjson.Result) bool {
-		key := k.Str
+// readMembers reads the members of the object obj (raw JSON) and stores in out the raw
+// values of those named in names. It reports a duplicated name, or a name equal to one of
+// names under Unicode case folding but not identical, as a reason; "" means success.
+func readMembers(obj string, names []string, out []string, prefix string) string {
+	for m := newMembers(obj); ; {
+		rawKey, val := m.next()
+		if rawKey == "" {
+			return ""
+		}
+		key := decodeString(rawKey)
+		found := false
 		for i, name := range names {
 			if key == name {
-				if out[i].Exists() {
-					reason = "duplicate member " + prefix + name
-					return false
+				if out[i] != "" {
+					return "duplicate member " + prefix + name
 				}
-				out[i] = val
-				return true
+				out[i], found = val, true
+				break
 			}
+		}
+		if found {
+			continue
 		}
 		for _, name := range names {
 			if strings.EqualFold(key, name) {
-				reason = "member name differs from " + prefix + name + " only by case"
-				return false
+				return "member name differs from " + prefix + name + " only by case"
 			}
 		}
-		return true
-	})
-	return reason
+	}
 }
 
-func isObject(v gjson.Result) bool { return v.Type == gjson.JSON && v.Raw[0] == '{' }
-func isArray(v gjson.Result) bool  { return v.Type == gjson.JSON && v.Raw[0] == '[' }
+// Kinds of raw JSON values, told by their first byte; "" is a missing value.
+func isObject(v string) bool { return v != "" && v[0] == '{' }
+func isArray(v string) bool  { return v != "" && v[0] == '[' }
+func isString(v string) bool { return v != "" && v[0] == '"' }
+func isNull(v string) bool   { return v == "null" }
+func isNumber(v string) bool { return v != "" && (v[0] == '-' || isDigit(v[0])) }
 
 // cleanText reports whether s is valid UTF-8 without U+FFFD, the character decoders
 // substitute for broken text, and without control characters.
@@ -226,59 +234,59 @@ func cleanText(s string) bool {
 	return true
 }
 
-func parseMessage(v gjson.Result, index int) (Message, error) {
+func parseMessage(v string, index int) (Message, error) {
 	invalid := func(id, reason string) error {
 		return &Error{Err: ErrInvalidRequest, Index: index, ID: id, Reason: reason}
 	}
 	if !isObject(v) {
 		return Message{}, invalid("", "message is not an object")
 	}
-	var f [numMessageFields]gjson.Result
+	var f [numMessageFields]string
 	if reason := readMembers(v, messageFields[:], f[:], ""); reason != "" {
 		return Message{}, invalid("", reason)
 	}
 	var m Message
-	if id := f[fID]; id.Exists() {
-		if id.Type != gjson.String && id.Type != gjson.Number && id.Type != gjson.Null {
+	if id := f[fID]; id != "" {
+		if !isString(id) && !isNumber(id) && !isNull(id) {
 			return Message{}, invalid("", "id is not a string, number or null")
 		}
-		m.ID = id.Raw
+		m.ID = id
 	}
-	if v := f[fJSONRPC]; v.Type != gjson.String || v.Str != "2.0" {
+	if v := f[fJSONRPC]; !isString(v) || decodeString(v) != "2.0" {
 		return Message{}, invalid(m.ID, `jsonrpc is not "2.0"`)
 	}
-	hasResult := f[fResult].Exists() || f[fError].Exists()
+	hasResult := f[fResult] != "" || f[fError] != ""
 	method := f[fMethod]
-	if !method.Exists() {
+	if method == "" {
 		switch {
 		case !hasResult:
 			return Message{}, invalid(m.ID, "no method, result or error")
-		case f[fResult].Exists() && f[fError].Exists():
+		case f[fResult] != "" && f[fError] != "":
 			return Message{}, invalid(m.ID, "both result and error")
 		case m.ID == "":
 			return Message{}, invalid("", "response without id")
-		case f[fParams].Exists():
+		case f[fParams] != "":
 			return Message{}, invalid(m.ID, "response with params")
 		}
 		m.Kind = KindResponse
 		return m, nil
 	}
-	if method.Type != gjson.String {
+	if !isString(method) {
 		return Message{}, invalid(m.ID, "method is not a string")
 	}
 	if hasResult {
 		return Message{}, invalid(m.ID, "method together with result or error")
 	}
-	if !cleanText(method.Str) {
+	m.Method = decodeString(method)
+	if !cleanText(m.Method) {
 		return Message{}, invalid(m.ID, "method is not clean text")
 	}
-	m.Method = method.Str
 	m.Kind = KindNotification
 	if m.ID != "" {
 		m.Kind = KindRequest
 	}
 	params := f[fParams]
-	if params.Exists() && params.Type != gjson.Null && !isObject(params) && !isArray(params) {
+	if params != "" && !isNull(params) && !isObject(params) && !isArray(params) {
 		return Message{}, invalid(m.ID, "params is not an object or array")
 	}
 	if m.Method != MethodToolsCall {
@@ -287,66 +295,24 @@ func parseMessage(v gjson.Result, index int) (Message, error) {
 	if !isObject(params) {
 		return Message{}, invalid(m.ID, "tools/call params is not an object")
 	}
-	var p [numToolFields]gjson.Result
+	var p [numToolFields]string
 	if reason := readMembers(params, toolFields[:], p[:], "params."); reason != "" {
 		return Message{}, invalid(m.ID, reason)
 	}
-	name := p[fName]
-	if name.Type != gjson.String || name.Str == "" {
+	if name := p[fName]; isString(name) {
+		m.Tool = decodeString(name)
+	}
+	if m.Tool == "" {
 		return Message{}, invalid(m.ID, "tools/call params.name is not a non-empty string")
 	}
-	if !cleanText(name.Str) {
+	if !cleanText(m.Tool) {
 		return Message{}, invalid(m.ID, "tools/call params.name is not clean text")
 	}
-	m.Tool = name.Str
 	switch args := p[fArguments]; {
 	case isObject(args):
-		m.Arguments = args.Raw
-	case args.Exists() && args.Type != gjson.Null:
+		m.Arguments = args
+	case args != "" && !isNull(args):
 		return Message{}, invalid(m.ID, "tools/call params.arguments is not an object")
 	}
 	return m, nil
-}
-
-// checkDepth reports whether the nesting of objects and arrays in body stays within max.
-// It skips string contents; body need not be valid JSON.
-func checkDepth(body []byte, max int) bool {
-	depth := 0
-	for i := 0; i < len(body); i++ {
-		switch body[i] {
-		case '"':
-			// Skip to the closing quote: the next one not escaped by an odd number of
-			// backslashes. Each run of backslashes is counted once, so this is linear.
-			j := i + 1
-			for {
-				k := bytes.IndexByte(body[j:], '"')
-				if k < 0 {
-					return true // unterminated string: not JSON, refused by the validator
-				}
-				j += k
-				n := 0
-				for p := j - 1; p > i && body[p] == '\\'; p-- {
-					n++
-				}
-				if n%2 == 0 {
-					break
-				}
-				j++
-			}
-			i = j
-		case '{', '[':
-			depth++
-			if depth > max {
-				return false
-			}
-		case '}', ']':
-			if depth == 0 {
-				// An unmatched close: not JSON, and the validator stops here before
-				// meeting any deeper nesting further on.
-				return true
-			}
-			depth--
-		}
-	}
-	return true
 }

@@ -340,30 +340,3 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
-
-func TestCheckDepth(t *testing.T) {
-	t.Parallel()
-	deep := strings.Repeat("[", 5)
-	tests := []struct {
-		body string
-		ok   bool
-	}{
-		{`[[[[]]]]`, true},
-		{`[[[[[]]]]]`, true},
-		{`[[[[[[]]]]]]`, false},
-		{`{"a":{"b":{"c":{"d":{}}}}}`, true},
-		{`{"a":{"b":{"c":{"d":{"e":{"f":{}}}}}}}`, false},
-		{`["` + deep + deep + `"]`, true},
-		{`["\"` + deep + deep + `"]`, true},
-		{`["\\"` + deep + `]]]]]`, false},
-		{`["\\\"` + deep + deep + `"]`, true},
-		{`"\\\\"` + deep + "[", false},
-		{`"unterminated` + deep + deep, true},
-		{`[]]]]]]]][[[[[`, true},
-	}
-	for _, tt := range tests {
-		if got := checkDepth([]byte(tt.body), 5); got != tt.ok {
-			t.Errorf("checkDepth(%s) = %v", tt.body, got)
-		}
-	}
-}
