@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpmesh/gateway/shared/policy"
+	"github.com/tidwall/gjson"
 )
 
 func TestParseFields(t *testing.T) {
@@ -260,7 +261,8 @@ func TestAppendJSON_AllocationFreeWithABuffer(t *testing.T) {
 func FuzzAppendJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, user, tool, params string) {
 		r := &Record{User: user, MCPTool: tool, MCPToolParameters: params}
-		m := decode(t, AppendJSON(nil, r, SelectableFields()))
+		line := AppendJSON(nil, r, SelectableFields())
+		m := decode(t, line)
 		if m["user"] != viaEncodingJSON(user) || len(m) != 15 {
 			t.Fatalf("user %q became %q", user, m["user"])
 		}
@@ -269,7 +271,52 @@ func FuzzAppendJSON(f *testing.F) {
 				t.Fatalf("parameters %q became %#v", params, p)
 			}
 		}
+
+		// With the promise that params is a valid object: the same line when it is one, and
+		// one line with no forged field whatever it is.
+		r.MCPToolParametersValidated = true
+		trusted := AppendJSON(nil, r, SelectableFields())
+		trimmed := strings.TrimLeft(params, " \t\r\n")
+		if gjson.Valid(params) && strings.HasPrefix(trimmed, "{") && !bytes.Equal(trusted, line) {
+			t.Fatalf("parameters %q: validated line %s, checked line %s", params, trusted, line)
+		}
+		if bytes.ContainsAny(trusted, "\n\r\u2028\u2029") || bytes.ContainsFunc(trusted, func(r rune) bool { return r < 0x20 }) {
+			t.Fatalf("parameters %q broke the line: %q", params, trusted)
+		}
+		var tm map[string]any
+		if json.Unmarshal(trusted, &tm) == nil && (len(tm) != 15 || tm["allow"] != false || tm["user"] != m["user"]) {
+			t.Fatalf("parameters %q forged fields: %s", params, trusted)
+		}
 	})
+}
+
+func TestAppendJSON_ValidatedParametersStayInTheirField(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		raw  string
+		want string
+	}{
+		{" {\n\t\"a\" : [ 1 , 2 ] ,\r\n \"b\" : { \"c\" : null } } ", `{"a":[1,2],"b":{"c":null}}`},
+		{"{\"s\":\"bad \xff utf8 \u2028\"}", `{"s":"bad \ufffd utf8 \u2028"}`},
+		{`{"s":"` + strings.Repeat("long text ", 20) + `\" quoted"}`, `{"s":"` + strings.Repeat("long text ", 20) + `\" quoted"}`},
+		// Broken promises.
+		{`{"a":1},"allow":true,"x":{}`, `null`},
+		{`{"a":[1}`, `null`},
+		{`{"a":"unterminated}`, `null`},
+		{"{\"a\":\"line\nbreak\"}", `null`},
+		{"{\"a\":\"esc\\\nbreak\"}", `null`},
+		{"{\"a\":1\u2028}", `null`},
+		{"{\"a\":\x01}", `null`},
+		{`[1]`, `null`},
+		{``, `null`},
+		{strings.Repeat("{", 2000), `null`},
+	}
+	for _, tt := range tests {
+		line := AppendJSON(nil, &Record{MCPToolParameters: tt.raw, MCPToolParametersValidated: true}, []Field{FieldMCPToolParameters})
+		if !bytes.HasSuffix(line, []byte(`"mcp-tool-parameters":`+tt.want+`}`)) {
+			t.Errorf("parameters %q: line %s", tt.raw, line)
+		}
+	}
 }
 
 func BenchmarkAppendJSON(b *testing.B) {

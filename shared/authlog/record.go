@@ -1,6 +1,8 @@
 package authlog
 
 import (
+	"encoding/binary"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -23,6 +25,13 @@ type Record struct {
 	// MCPToolParameters is the raw JSON object of the tools/call arguments ("" when
 	// none). It is written compacted; anything but a valid JSON object is written as null.
 	MCPToolParameters string
+	// MCPToolParametersValidated promises that MCPToolParameters is exactly one valid JSON
+	// object, for example a member of a body the caller has already validated, so that
+	// AppendJSON skips validating it again (a full pass over the text). Its strings are
+	// still sanitised and it is still compacted. If the promise is broken the record stays
+	// one line and the value stays inside its field (strings and brackets must balance,
+	// control characters are refused, or null is written), but it may not be valid JSON.
+	MCPToolParametersValidated bool
 }
 
 // AppendJSON appends r as one JSON object, with the fixed fields and then fields in order,
@@ -35,35 +44,36 @@ func AppendJSON(dst []byte, r *Record, fields []Field) []byte {
 	dst = r.Time.AppendFormat(dst, time.RFC3339Nano)
 	dst = append(dst, `","message":"`+Message+`"`...)
 	for _, f := range fields {
-		if !isSelectable(f) {
-			continue
-		}
-		dst = append(dst, ',', '"')
-		dst = append(dst, f...)
-		dst = append(dst, '"', ':')
+		// One switch both picks the value and skips fields that are not selectable; the
+		// member names are constants, so each costs a single append.
 		switch f {
 		case FieldRequestID:
-			dst = appendString(dst, r.RequestID)
+			dst = appendString(append(dst, `,"request-id":`...), r.RequestID)
 		case FieldUser:
-			dst = appendString(dst, r.User)
+			dst = appendString(append(dst, `,"user":`...), r.User)
 		case FieldEmail:
-			dst = appendString(dst, r.Email)
+			dst = appendString(append(dst, `,"email":`...), r.Email)
 		case FieldAllow:
-			dst = appendBool(dst, r.Decision.Allow)
+			dst = appendBool(append(dst, `,"allow":`...), r.Decision.Allow)
 		case FieldAllowWhyTrue:
-			dst = appendReasons(dst, r.Decision.AllowWhyTrue)
+			dst = appendReasons(append(dst, `,"allow-why-true":`...), r.Decision.AllowWhyTrue)
 		case FieldAllowWhyFalse:
-			dst = appendReasons(dst, r.Decision.AllowWhyFalse)
+			dst = appendReasons(append(dst, `,"allow-why-false":`...), r.Decision.AllowWhyFalse)
 		case FieldDeny:
-			dst = appendBool(dst, r.Decision.Deny)
+			dst = appendBool(append(dst, `,"deny":`...), r.Decision.Deny)
 		case FieldDenyWhyFalse:
-			dst = appendReasons(dst, r.Decision.DenyWhyFalse)
+			dst = appendReasons(append(dst, `,"deny-why-false":`...), r.Decision.DenyWhyFalse)
 		case FieldMCPMethod:
-			dst = appendString(dst, r.MCPMethod)
+			dst = appendString(append(dst, `,"mcp-method":`...), r.MCPMethod)
 		case FieldMCPTool:
-			dst = appendString(dst, r.MCPTool)
+			dst = appendString(append(dst, `,"mcp-tool":`...), r.MCPTool)
 		case FieldMCPToolParameters:
-			dst = appendObject(dst, r.MCPToolParameters)
+			dst = append(dst, `,"mcp-tool-parameters":`...)
+			if r.MCPToolParametersValidated {
+				dst = appendValidatedObject(dst, r.MCPToolParameters)
+			} else {
+				dst = appendObject(dst, r.MCPToolParameters)
+			}
 		}
 	}
 	return append(dst, '}')
@@ -100,6 +110,9 @@ func appendString(dst []byte, s string) []byte {
 }
 
 func appendStringContent(dst []byte, s string) []byte {
+	if isPlain(s) {
+		return append(dst, s...) // the common case: nothing to escape or replace
+	}
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -149,42 +162,107 @@ func appendStringContent(dst []byte, s string) []byte {
 // strings sanitised like appendString's; anything but a valid JSON object is written as
 // null.
 func appendObject(dst []byte, raw string) []byte {
-	i := 0
-	for i < len(raw) && isSpace(raw[i]) {
-		i++
-	}
-	if i == len(raw) || raw[i] != '{' || !gjson.Valid(raw) {
+	if !gjson.Valid(raw) {
 		return append(dst, "null"...)
 	}
-	for i < len(raw) {
-		c := raw[i]
-		switch {
-		case isSpace(c):
-			i++
-		case c == '"':
-			// raw is valid JSON: the string ends at the first unescaped quote.
-			j := i + 1
-			for raw[j] != '"' {
-				if raw[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			dst = append(dst, '"')
-			dst = appendRawStringContent(dst, raw[i+1:j])
-			dst = append(dst, '"')
-			i = j + 1
-		default:
-			dst = append(dst, c)
-			i++
-		}
-	}
-	return dst
+	return appendValidatedObject(dst, raw)
 }
 
-// appendRawStringContent appends the content of a valid JSON string literal, keeping its
-// escapes and replacing invalid UTF-8 with U+FFFD and U+2028/U+2029 with escapes.
+// maxObjectDepth bounds the nesting appendValidatedObject follows (the filter refuses
+// bodies nested deeper than 1000).
+const maxObjectDepth = 1024
+
+// appendValidatedObject appends raw, which should be one valid JSON object, like appendObject
+// but without validating it first. It still checks what keeps the record one line with the
+// value inside its field, whatever raw holds: the text is a single object whose brackets
+// match, its strings end, and no control character or non-ASCII byte appears outside a string
+// (control characters inside one are invalid JSON too). Otherwise it writes null.
+func appendValidatedObject(dst []byte, raw string) []byte {
+	start := len(dst)
+	null := func() []byte { return append(dst[:start], "null"...) }
+	i := skipSpace(raw, 0)
+	if i == len(raw) || raw[i] != '{' {
+		return null()
+	}
+	// inArray has one bit per open bracket: set for '[', clear for '{'.
+	var inArray [maxObjectDepth / 64]uint64
+	depth := 0
+	for i < len(raw) {
+		switch c := raw[i]; {
+		case c == '"':
+			end := stringEnd(raw, i+1)
+			content := raw[i+1 : end]
+			if end == len(raw) || hasControl(content) {
+				return null()
+			}
+			dst = append(dst, '"')
+			dst = appendRawStringContent(dst, content)
+			dst = append(dst, '"')
+			i = end + 1
+			continue
+		case isSpace(c):
+			i++
+			continue
+		case c == '{' || c == '[':
+			if depth == maxObjectDepth {
+				return null()
+			}
+			bit := uint64(1) << (depth % 64)
+			if c == '[' {
+				inArray[depth/64] |= bit
+			} else {
+				inArray[depth/64] &^= bit
+			}
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if array := inArray[depth/64]&(1<<(depth%64)) != 0; array != (c == ']') {
+				return null()
+			}
+			if depth == 0 {
+				if skipSpace(raw, i+1) != len(raw) {
+					return null()
+				}
+				return append(dst, c)
+			}
+		case c < 0x20 || c >= 0x7f:
+			return null()
+		}
+		dst = append(dst, raw[i])
+		i++
+	}
+	return null()
+}
+
+// stringEnd returns the index of the quote that ends the JSON string whose content starts at
+// s[i], or len(s). It jumps from quote to quote (strings.IndexByte is assembly, much faster
+// in the wasm filter than a loop in Go) and counts the backslashes right before each: an odd
+// number escapes the quote.
+func stringEnd(s string, i int) int {
+	start := i
+	for {
+		q := strings.IndexByte(s[i:], '"')
+		if q < 0 {
+			return len(s)
+		}
+		i += q
+		backslashes := 0
+		for j := i - 1; j >= start && s[j] == '\\'; j-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return i
+		}
+		i++
+	}
+}
+
+// appendRawStringContent appends the content of a JSON string literal, keeping its escapes
+// and replacing invalid UTF-8 with U+FFFD and U+2028/U+2029 with escapes.
 func appendRawStringContent(dst []byte, s string) []byte {
+	if !hasNonASCII(s) {
+		return append(dst, s...) // the common case, copied at once
+	}
 	start := 0
 	for i := 0; i < len(s); {
 		if s[i] < utf8.RuneSelf {
@@ -210,3 +288,79 @@ func appendRawStringContent(dst []byte, s string) []byte {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	return i
+}
+
+// Word-at-a-time scanning. In the wasm filter a byte-by-byte loop costs several nanoseconds
+// a byte, and these run over whole tool arguments; looking at eight bytes per step is several
+// times faster. For a byte x, (x - 1) &^ x has its top bit set only when x is zero, and
+// (x - n) &^ x only when x is below n (n <= 0x80).
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// load64 returns the eight bytes s[i:i+8] as a little-endian word. (The conversion does not
+// allocate: its eight bytes stay on the stack.)
+func load64(s string, i int) uint64 { return binary.LittleEndian.Uint64([]byte(s[i : i+8])) }
+
+// isPlain reports whether s is printable ASCII without quotes or backslashes: a JSON string
+// content that needs no escaping.
+func isPlain(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := load64(s, i)
+		quote := w ^ (ones * '"')
+		backslash := w ^ (ones * '\\')
+		if ((quote-ones)&^quote|(backslash-ones)&^backslash|below(w, 0x20)|w)&highs != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// hasControl reports whether s holds a control character (below 0x20).
+func hasControl(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if below(load64(s, i), 0x20)&highs != 0 {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+// hasNonASCII reports whether s holds a byte of 0x80 or above.
+func hasNonASCII(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if load64(s, i)&highs != 0 {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
+}
+
+// below sets the top bit of the bytes of w that are below n (n <= 0x80), and possibly of
+// bytes after the first such one.
+func below(w uint64, n byte) uint64 { return (w - ones*uint64(n)) &^ w }
