@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
 	"github.com/mcpmesh/gateway/shared/authlog"
@@ -16,9 +15,13 @@ import (
 // allowed (a batch is allowed only if every element is).
 func (s *stream) decide() bool {
 	in := s.bundle.input
+	// Records are logged at info. Building one is a good part of a decision's cost in the
+	// wasm build, so it is skipped when the proxy would drop it (Istio's default level is
+	// warning).
+	logRecords := s.h.LogLevel() <= LogInfo
 	allowed := true
 	if len(s.messages) == 0 {
-		allowed = s.check(&in, "", "", "")
+		allowed = s.check(&in, "", "", "", logRecords)
 	}
 	for i := range s.messages {
 		m := &s.messages[i]
@@ -26,7 +29,7 @@ func (s *stream) decide() bool {
 		if m.Method == policy.MethodToolsCall {
 			tool, args = m.Tool, m.Arguments
 		}
-		if !s.check(&in, m.Method, tool, args) {
+		if !s.check(&in, m.Method, tool, args, logRecords) {
 			allowed = false
 		}
 	}
@@ -70,33 +73,38 @@ func (s *stream) rewriteHeaders(b *bundle) bool {
 	return true
 }
 
-// check evaluates one message and writes its authorization record.
-func (s *stream) check(in *policy.Input, method, tool, args string) bool {
+// check evaluates one message and, if logRecord is set, logs its authorization record.
+func (s *stream) check(in *policy.Input, method, tool, args string, logRecord bool) bool {
 	in.MCPMethod, in.MCPTool = method, tool
 	d := s.route.policy.Evaluate(in)
+	if logRecord {
+		s.logRecord(in, d, tool, args)
+	}
+	if !d.Allow {
+		for r := range d.AllowWhyFalse.All() {
+			s.f.metrics.incReason(r)
+		}
+	}
+	return d.Allow
+}
+
+// logRecord logs the authorization record of one decision at info level.
+func (s *stream) logRecord(in *policy.Input, d policy.Decision, tool, args string) {
 	rec := authlog.Record{
 		Time:              s.h.Now(),
 		RequestID:         s.requestID(),
 		User:              in.User,
 		Email:             in.Email,
 		Decision:          d,
-		MCPMethod:         method,
+		MCPMethod:         in.MCPMethod,
 		MCPTool:           tool,
 		MCPToolParameters: args,
+		// jsonrpc.Parse validated the whole body, and args is one object member of it.
+		MCPToolParametersValidated: true,
 	}
 	f := s.f
 	f.logBuf = authlog.AppendJSON(f.logBuf[:0], &rec, f.logFields)
-	line := f.logBuf
-	if n := len(line); n > 0 && line[n-1] == '\n' {
-		line = line[:n-1]
-	}
-	f.host.Log(LogInfo, string(line))
-	if !d.Allow {
-		for r := range d.AllowWhyFalse.All() {
-			f.metrics.inc(metricReasonPrefix + strings.ReplaceAll(r.String(), "-", "_"))
-		}
-	}
-	return d.Allow
+	f.host.Log(LogInfo, string(f.logBuf))
 }
 
 // replyDenied answers a request refused by policy: a JSON-RPC error that echoes the id of

@@ -43,6 +43,8 @@ type CallResponse struct {
 type RootHost interface {
 	// Log writes msg to the proxy's log at level.
 	Log(level LogLevel, msg string)
+	// LogLevel returns the proxy's current log level: it drops messages below it.
+	LogLevel() LogLevel
 	// Now returns the proxy's clock.
 	Now() time.Time
 	// DefineCounter defines (or finds) a counter metric and returns its id.

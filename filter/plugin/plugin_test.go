@@ -87,3 +87,28 @@ func TestMetrics_CountDecisionsAndReasons(t *testing.T) {
 		t.Fatalf("counters = %v", nf.Host.Counters)
 	}
 }
+
+func TestDecide_RecordOnlyWhenTheProxyLogsInfo(t *testing.T) {
+	t.Parallel()
+	req := plugintest.BenchRequests()["ToolsCall1KiB"]
+	for _, tt := range []struct {
+		level   plugin.LogLevel
+		records int
+	}{{plugin.LogDebug, 1}, {plugin.LogInfo, 1}, {plugin.LogWarn, 0}, {plugin.LogCritical, 0}} {
+		nf, err := plugintest.NewNativeFilter()
+		if err != nil {
+			t.Fatal(err)
+		}
+		nf.Host.Level = tt.level
+		r := nf.Run(req)
+		records := 0
+		for _, l := range r.Logs {
+			if strings.Contains(l, `"message":"authorize check"`) {
+				records++
+			}
+		}
+		if !r.Forwarded || records != tt.records {
+			t.Errorf("level %d: forwarded %v, %d records %q; want %d", tt.level, r.Forwarded, records, r.Logs, tt.records)
+		}
+	}
+}

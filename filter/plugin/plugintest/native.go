@@ -20,6 +20,8 @@ type NativeHost struct {
 	Counters map[string]int64
 	names    []string
 	Clock    time.Time
+	// Level is the log level; the zero value, LogTrace, keeps every message.
+	Level plugin.LogLevel
 }
 
 // NewNativeHost returns a host with an empty log.
@@ -27,8 +29,15 @@ func NewNativeHost() *NativeHost {
 	return &NativeHost{Counters: map[string]int64{}, Clock: Now}
 }
 
-// Log records a log line.
-func (h *NativeHost) Log(_ plugin.LogLevel, msg string) { h.Logs = append(h.Logs, msg) }
+// Log records a log line at Level or above.
+func (h *NativeHost) Log(level plugin.LogLevel, msg string) {
+	if level >= h.Level {
+		h.Logs = append(h.Logs, msg)
+	}
+}
+
+// LogLevel returns Level.
+func (h *NativeHost) LogLevel() plugin.LogLevel { return h.Level }
 
 // Now returns the host clock.
 func (h *NativeHost) Now() time.Time { return h.Clock }
