@@ -146,7 +146,7 @@ func (s *StreamHost) headers(m MapType) []plugin.Header {
 	if st != StatusOK {
 		return nil
 	}
-	hs, err := ParseHeaderMap(b)
+	hs, err := parseOwnedHeaderMap(b)
 	if err != nil {
 		s.h.log(uint32(plugin.LogError), "read header map "+strconv.FormatUint(uint64(m), 10)+": "+err.Error())
 		return nil

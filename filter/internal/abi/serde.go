@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"strings"
+	"unsafe"
 
 	"github.com/mcpmesh/gateway/filter/plugin"
 )
@@ -51,7 +52,14 @@ func AppendHeaderMap(dst []byte, hs []plugin.Header) []byte {
 // single NUL byte and a zero count all mean an empty map. Anything else that is not exactly
 // one well-formed map, with every NUL terminator in place and no trailing bytes, is rejected
 // with ErrMalformedHeaderMap. It never panics, whatever b holds.
-func ParseHeaderMap(b []byte) ([]plugin.Header, error) {
+func ParseHeaderMap(b []byte) ([]plugin.Header, error) { return parseHeaderMap(b, false) }
+
+// parseOwnedHeaderMap is ParseHeaderMap for a buffer the guest owns and never writes again,
+// one the host filled through proxy_on_memory_allocate: the header strings share its memory
+// instead of a copy of it (in the wasm build an allocation costs more than the parsing).
+func parseOwnedHeaderMap(b []byte) ([]plugin.Header, error) { return parseHeaderMap(b, true) }
+
+func parseHeaderMap(b []byte, owned bool) ([]plugin.Header, error) {
 	if len(b) == 0 || (len(b) == 1 && b[0] == 0) {
 		return nil, nil
 	}
@@ -84,7 +92,12 @@ func ParseHeaderMap(b []byte) ([]plugin.Header, error) {
 	if end != total {
 		return nil, malformed("trailing bytes after the last pair")
 	}
-	data := string(b[sizesEnd:])
+	var data string
+	if owned {
+		data = unsafe.String(&b[sizesEnd], len(b)-int(sizesEnd)) // n > 0: not empty
+	} else {
+		data = string(b[sizesEnd:])
+	}
 	hs := make([]plugin.Header, n)
 	pos := 0
 	for i := range hs {

@@ -75,6 +75,9 @@ type vm struct {
 
 	roots   map[uint32]*rootContext
 	streams map[uint32]*streamContext
+	// last is the stream context found last. Envoy makes several callbacks in a row for one
+	// stream, and in the wasm build a map lookup costs about as much as a short callback.
+	last *streamContext
 	// http_call ids are issued per root context, so the key holds both.
 	calls map[callKey]pendingCall
 }
@@ -119,12 +122,32 @@ func panicString(r any) (s string) {
 	}
 }
 
+// stream returns the stream context id, or nil.
+func (v *vm) stream(id uint32) *streamContext {
+	if v.last != nil && v.last.id == id {
+		return v.last
+	}
+	s := v.streams[id]
+	if s != nil {
+		v.last = s
+	}
+	return s
+}
+
+// forget removes the stream context id.
+func (v *vm) forget(id uint32) {
+	delete(v.streams, id)
+	if v.last != nil && v.last.id == id {
+		v.last = nil
+	}
+}
+
 // contextCreate handles proxy_on_context_create. A parent of 0 makes a root context.
 func (v *vm) contextCreate(id, parent uint32) {
 	defer func() {
 		if r := recover(); r != nil {
 			v.panicked("proxy_on_context_create", id, r)
-			if s := v.streams[id]; s != nil {
+			if s := v.stream(id); s != nil {
 				s.failed = true
 			}
 		}
@@ -142,6 +165,7 @@ func (v *vm) contextCreate(id, parent uint32) {
 	s := &streamContext{id: id, rootID: parent}
 	s.host = StreamHost{RootHost: RootHost{h: v.h, now: v.now}, vm: v, s: s}
 	v.streams[id] = s
+	v.last = s
 	rc := v.roots[parent]
 	switch {
 	case rc == nil:
@@ -217,7 +241,7 @@ func (v *vm) tick(rootID uint32) {
 // requestCallback runs a request-side stream callback behind the panic boundary. Anything
 // that goes wrong ends in a 500 answer and Pause: the request never reaches the upstream.
 func (v *vm) requestCallback(id uint32, where string, call func(plugin.Stream) plugin.Action) (act plugin.Action) {
-	s := v.streams[id]
+	s := v.stream(id)
 	defer func() {
 		if r := recover(); r != nil {
 			v.panicked(where, id, r)
@@ -256,7 +280,7 @@ func (v *vm) requestCallback(id uint32, where string, call func(plugin.Stream) p
 // responseCallback runs a response-side stream callback behind the panic boundary. A failed
 // stream's response (usually its own 500) passes untouched.
 func (v *vm) responseCallback(id uint32, where string, headers bool, call func(plugin.Stream) plugin.Action) (act plugin.Action) {
-	s := v.streams[id]
+	s := v.stream(id)
 	defer func() {
 		if r := recover(); r != nil {
 			v.panicked(where, id, r)
@@ -380,7 +404,7 @@ func (v *vm) httpCallResponse(rootID, callID uint32, numHeaders, bodySize, numTr
 		return
 	}
 	delete(v.calls, k)
-	s := v.streams[c.stream]
+	s := v.stream(c.stream)
 	effective := false // the stream is the effective context: a 500 would reach it
 	defer func() {
 		if r := recover(); r != nil {
@@ -426,7 +450,7 @@ func (v *vm) readCallResponse(numHeaders, bodySize int32) plugin.CallResponse {
 		v.logf(plugin.LogError, "http call response: read headers: "+st.Error())
 		return failed
 	}
-	hs, err := ParseHeaderMap(b)
+	hs, err := parseOwnedHeaderMap(b)
 	if err != nil {
 		v.logf(plugin.LogError, "http call response: "+err.Error())
 		return failed
@@ -485,12 +509,15 @@ func (v *vm) delete(id uint32) {
 }
 
 func (v *vm) endStream(id uint32, where string, forget bool) {
-	s := v.streams[id]
+	s := v.stream(id)
 	if s == nil {
 		return
 	}
 	if forget {
-		delete(v.streams, id)
+		v.forget(id)
+	}
+	if s.ended {
+		return // the second and third of proxy_on_done, proxy_on_log, proxy_on_delete
 	}
 	defer func() {
 		if r := recover(); r != nil {

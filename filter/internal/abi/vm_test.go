@@ -3,6 +3,7 @@ package abi
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -374,4 +375,22 @@ func TestVM_RootDeleteForgetsRoot(t *testing.T) {
 		t.Fatal("root context still known after delete")
 	}
 	v.tick(1) // unknown root: nothing happens
+}
+
+func TestVM_ReusedStreamIDReachesTheNewStream(t *testing.T) {
+	t.Parallel()
+	root := &testRoot{}
+	v, _ := newTestVM(t, root)
+	v.contextCreate(2, 1)
+	v.contextCreate(3, 1)
+	v.requestHeaders(2, 1, true)
+	v.requestHeaders(3, 1, true) // stream 3 is the last one looked up
+	v.delete(3)
+	v.requestHeaders(3, 1, true) // unknown now: refused, never delivered to the old stream
+	v.contextCreate(3, 1)        // the host reuses the id
+	v.requestHeaders(3, 1, true)
+	v.requestHeaders(2, 1, true)
+	if got := []int{root.streams[0].calls, root.streams[1].calls, root.streams[2].calls}; !slices.Equal(got, []int{2, 1, 1}) {
+		t.Fatalf("callbacks per stream = %v, want [2 1 1]", got)
+	}
 }
