@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 func TestParse_Accepts(t *testing.T) {
@@ -326,17 +328,31 @@ func toolsCallBody(size int) []byte {
 }
 
 func BenchmarkParse(b *testing.B) {
-	for _, size := range []int{1024, 4096} {
-		body := toolsCallBody(size)
-		b.Run(strconv.Itoa(size/1024)+"KiB", func(b *testing.B) {
+	bodies := map[string][]byte{
+		"ToolsList": []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`),
+		"1KiB":      toolsCallBody(1024),
+		"4KiB":      toolsCallBody(4096),
+	}
+	for _, name := range []string{"ToolsList", "1KiB", "4KiB"} {
+		body := bodies[name]
+		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
 				batch, err := Parse(body)
-				if err != nil || batch.Messages[0].Tool != "create_issue" {
+				if err != nil || len(batch.Messages) != 1 {
 					b.Fatal(err)
 				}
 			}
 		})
+	}
+}
+
+func TestAppendString_AsGJSON(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", "plain text 123", "req-7f3a", `q"uote`, `back\\slash`, "<b>&amp;</b>", "tab\tnew\nline\x00\x1f", "\x7f", "é漢字😀", "bad \xff utf8", "sep\u2028\u2029", "~"} {
+		if got, want := string(appendString([]byte("x"), s)), string(gjson.AppendJSONString([]byte("x"), s)); got != want {
+			t.Errorf("appendString(%q) = %s, want %s", s, got, want)
+		}
 	}
 }

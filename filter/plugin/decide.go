@@ -134,7 +134,7 @@ func (s *stream) replyDenied() {
 		}
 		msg := jsonrpc.MessageDenied
 		if m.Method == policy.MethodToolsCall {
-			msg = "Forbidden: the gateway policy does not allow the tool " + strconv.Quote(m.Tool)
+			msg = "Forbidden: the gateway policy does not allow the tool " + quote(m.Tool)
 		}
 		body = jsonrpc.AppendErrorResponse(body, m.ID, jsonrpc.CodeDenied, msg, rid)
 		n++
@@ -146,4 +146,16 @@ func (s *stream) replyDenied() {
 		body = jsonrpc.DeniedBody("", "", rid)
 	}
 	s.replyJSONRPCError(403, body)
+}
+
+// quote returns strconv.Quote(s). Tool names are nearly always printable ASCII without quotes
+// or backslashes, which Quote leaves as they are; those skip its per-rune work, which is
+// costly in the wasm filter.
+func quote(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
+			return strconv.Quote(s)
+		}
+	}
+	return `"` + s + `"`
 }
