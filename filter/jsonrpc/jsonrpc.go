@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -134,31 +135,27 @@ func Parse(body []byte) (Batch, error) {
 	text := string(body[first:])
 	switch text[0] {
 	case '{':
-		m, err := parseMessage(text, -1)
+		m, _, err := parseMessage(text, -1)
 		if err != nil {
 			return Batch{}, err
 		}
 		return Batch{Messages: []Message{m}}, nil
 	case '[':
-		n := 0
-		for e := newElements(text); e.next() != ""; {
-			n++
-		}
-		if n == 0 {
-			return Batch{}, &Error{Err: ErrInvalidRequest, Index: -1, Reason: "empty batch"}
-		}
-		b := Batch{Array: true, Messages: make([]Message, 0, n)}
-		for e := newElements(text); ; {
-			v := e.next()
-			if v == "" {
-				return b, nil
-			}
-			m, err := parseMessage(v, len(b.Messages))
+		b := Batch{Array: true}
+		for i := skipSpaceString(text, 1); i < len(text) && text[i] != ']'; {
+			m, n, err := parseMessage(text[i:], len(b.Messages))
 			if err != nil {
 				return Batch{}, err
 			}
 			b.Messages = append(b.Messages, m)
+			if i = skipSpaceString(text, i+n); i < len(text) && text[i] == ',' {
+				i = skipSpaceString(text, i+1)
+			}
 		}
+		if len(b.Messages) == 0 {
+			return Batch{}, &Error{Err: ErrInvalidRequest, Index: -1, Reason: "empty batch"}
+		}
+		return b, nil
 	}
 	return Batch{}, &Error{Err: ErrInvalidRequest, Index: -1, Reason: "body is not an object or an array"}
 }
@@ -185,35 +182,57 @@ const (
 
 var toolFields = [numToolFields]string{"name", "arguments"}
 
-// readMembers reads the members of the object obj (raw JSON) and stores in out the raw
-// values of those named in names. It reports a duplicated name, or a name equal to one of
-// names under Unicode case folding but not identical, as a reason; "" means success.
-func readMembers(obj string, names []string, out []string, prefix string) string {
-	for m := newMembers(obj); ; {
-		rawKey, val := m.next()
+// readMembers reads the members of the object that starts s (valid JSON, which may go on
+// after the object) and stores in out the raw values of those named in names. It returns the
+// length of the object's text, or a reason: a duplicated name, or a name equal to one of
+// names under Unicode case folding but not identical.
+//
+// nested, when not nil, names a member whose value, if an object, is read in the same pass
+// (its own problem, if any, goes to nested.reason): tools/call params, so that the arguments
+// in them are scanned once rather than once per level.
+func readMembers(s string, names []string, out []string, prefix string, nested *nestedMembers) (int, string) {
+	m := newMembers(s)
+	for {
+		rawKey := m.key()
 		if rawKey == "" {
-			return ""
+			return m.end, ""
 		}
 		key := decodeString(rawKey)
-		found := false
-		for i, name := range names {
-			if key == name {
-				if out[i] != "" {
-					return "duplicate member " + prefix + name
+		i := slices.Index(names, key)
+		if i < 0 {
+			for _, name := range names {
+				if strings.EqualFold(key, name) {
+					return 0, "member name differs from " + prefix + name + " only by case"
 				}
-				out[i], found = val, true
-				break
 			}
-		}
-		if found {
+			m.value()
 			continue
 		}
-		for _, name := range names {
-			if strings.EqualFold(key, name) {
-				return "member name differs from " + prefix + name + " only by case"
-			}
+		if out[i] != "" {
+			return 0, "duplicate member " + prefix + names[i]
 		}
+		if nested == nil || i != nested.index || !isObject(m.rest()) {
+			out[i] = m.value()
+			continue
+		}
+		n, reason := readMembers(m.rest(), nested.names, nested.out[:], nested.prefix, nil)
+		if reason != "" {
+			nested.reason = reason
+			n = skipValue(m.rest(), 0)
+		}
+		out[i] = m.rest()[:n]
+		m.skip(n)
 	}
+}
+
+// nestedMembers is the member readMembers reads inside one of the members it reads: the
+// members of tools/call params.
+type nestedMembers struct {
+	index  int // the member, an index into the outer names
+	names  []string
+	out    [numToolFields]string
+	prefix string
+	reason string
 }
 
 // Kinds of raw JSON values, told by their first byte; "" is a missing value.
@@ -234,52 +253,56 @@ func cleanText(s string) bool {
 	return true
 }
 
-func parseMessage(v string, index int) (Message, error) {
-	invalid := func(id, reason string) error {
-		return &Error{Err: ErrInvalidRequest, Index: index, ID: id, Reason: reason}
+// parseMessage reads the message that starts s (a batch element may be followed by more
+// text) and returns it with the length of its text.
+func parseMessage(s string, index int) (Message, int, error) {
+	invalid := func(id, reason string) (Message, int, error) {
+		return Message{}, 0, &Error{Err: ErrInvalidRequest, Index: index, ID: id, Reason: reason}
 	}
-	if !isObject(v) {
-		return Message{}, invalid("", "message is not an object")
+	if !isObject(s) {
+		return invalid("", "message is not an object")
 	}
 	var f [numMessageFields]string
-	if reason := readMembers(v, messageFields[:], f[:], ""); reason != "" {
-		return Message{}, invalid("", reason)
+	inParams := nestedMembers{index: fParams, names: toolFields[:], prefix: "params."}
+	n, reason := readMembers(s, messageFields[:], f[:], "", &inParams)
+	if reason != "" {
+		return invalid("", reason)
 	}
 	var m Message
 	if id := f[fID]; id != "" {
 		if !isString(id) && !isNumber(id) && !isNull(id) {
-			return Message{}, invalid("", "id is not a string, number or null")
+			return invalid("", "id is not a string, number or null")
 		}
 		m.ID = id
 	}
 	if v := f[fJSONRPC]; !isString(v) || decodeString(v) != "2.0" {
-		return Message{}, invalid(m.ID, `jsonrpc is not "2.0"`)
+		return invalid(m.ID, `jsonrpc is not "2.0"`)
 	}
 	hasResult := f[fResult] != "" || f[fError] != ""
 	method := f[fMethod]
 	if method == "" {
 		switch {
 		case !hasResult:
-			return Message{}, invalid(m.ID, "no method, result or error")
+			return invalid(m.ID, "no method, result or error")
 		case f[fResult] != "" && f[fError] != "":
-			return Message{}, invalid(m.ID, "both result and error")
+			return invalid(m.ID, "both result and error")
 		case m.ID == "":
-			return Message{}, invalid("", "response without id")
+			return invalid("", "response without id")
 		case f[fParams] != "":
-			return Message{}, invalid(m.ID, "response with params")
+			return invalid(m.ID, "response with params")
 		}
 		m.Kind = KindResponse
-		return m, nil
+		return m, n, nil
 	}
 	if !isString(method) {
-		return Message{}, invalid(m.ID, "method is not a string")
+		return invalid(m.ID, "method is not a string")
 	}
 	if hasResult {
-		return Message{}, invalid(m.ID, "method together with result or error")
+		return invalid(m.ID, "method together with result or error")
 	}
 	m.Method = decodeString(method)
 	if !cleanText(m.Method) {
-		return Message{}, invalid(m.ID, "method is not clean text")
+		return invalid(m.ID, "method is not clean text")
 	}
 	m.Kind = KindNotification
 	if m.ID != "" {
@@ -287,32 +310,33 @@ func parseMessage(v string, index int) (Message, error) {
 	}
 	params := f[fParams]
 	if params != "" && !isNull(params) && !isObject(params) && !isArray(params) {
-		return Message{}, invalid(m.ID, "params is not an object or array")
+		return invalid(m.ID, "params is not an object or array")
 	}
 	if m.Method != MethodToolsCall {
-		return m, nil
+		return m, n, nil
 	}
 	if !isObject(params) {
-		return Message{}, invalid(m.ID, "tools/call params is not an object")
+		return invalid(m.ID, "tools/call params is not an object")
 	}
-	var p [numToolFields]string
-	if reason := readMembers(params, toolFields[:], p[:], "params."); reason != "" {
-		return Message{}, invalid(m.ID, reason)
+	// readMembers has read the members of params already.
+	if inParams.reason != "" {
+		return invalid(m.ID, inParams.reason)
 	}
+	p := &inParams.out
 	if name := p[fName]; isString(name) {
 		m.Tool = decodeString(name)
 	}
 	if m.Tool == "" {
-		return Message{}, invalid(m.ID, "tools/call params.name is not a non-empty string")
+		return invalid(m.ID, "tools/call params.name is not a non-empty string")
 	}
 	if !cleanText(m.Tool) {
-		return Message{}, invalid(m.ID, "tools/call params.name is not clean text")
+		return invalid(m.ID, "tools/call params.name is not clean text")
 	}
 	switch args := p[fArguments]; {
 	case isObject(args):
 		m.Arguments = args
 	case args != "" && !isNull(args):
-		return Message{}, invalid(m.ID, "tools/call params.arguments is not an object")
+		return invalid(m.ID, "tools/call params.arguments is not an object")
 	}
-	return m, nil
+	return m, n, nil
 }

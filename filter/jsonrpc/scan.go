@@ -6,60 +6,51 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Readers of JSON text that validate has accepted. They find the members of an object and
-// the elements of an array as raw text, skipping nested values without looking inside them
+// Readers of JSON text that validate has accepted. They find the members of an object as
+// raw text, skipping nested values without looking inside them
 // beyond their strings. They assume valid input but stay within bounds whatever the text:
 // on text that is not valid JSON they may return garbage, never panic.
 
-// members iterates over the members of a raw JSON object.
+// members reads the members of an object: s starts with its opening brace and may go on
+// after the object.
 type members struct {
-	s string
-	i int // where the next member (or the closing brace) starts, after a separator
+	s   string
+	i   int // where the reader is: before a member, or at the current member's value
+	end int // after the last member: the length of the object's text
 }
 
-func newMembers(obj string) members { return members{s: obj, i: 1} }
+func newMembers(s string) members { return members{s: s, i: 1} }
 
-// next returns the raw key (with its quotes) and the raw value of the next member, or two
-// empty strings after the last one.
-func (m *members) next() (rawKey, value string) {
+// key moves to the next member and returns its raw key (with the quotes), leaving the reader
+// at the member's value; after the last member it returns "" and sets end.
+func (m *members) key() string {
 	i := skipSpaceString(m.s, m.i)
 	if i < len(m.s) && m.s[i] == ',' {
 		i = skipSpaceString(m.s, i+1)
 	}
 	if i >= len(m.s) || m.s[i] != '"' {
-		m.i = len(m.s)
-		return "", ""
-	}
-	keyEnd := skipValue(m.s, i)
-	rawKey = m.s[i:keyEnd]
-	i = skipSpaceString(m.s, keyEnd) + 1 // past the colon
-	i = skipSpaceString(m.s, i)
-	end := skipValue(m.s, i)
-	m.i = end
-	return rawKey, m.s[i:end]
-}
-
-// elements iterates over the elements of a raw JSON array.
-type elements struct {
-	s string
-	i int
-}
-
-func newElements(array string) elements { return elements{s: array, i: 1} }
-
-// next returns the raw text of the next element, or "" after the last one.
-func (e *elements) next() string {
-	i := skipSpaceString(e.s, e.i)
-	if i < len(e.s) && e.s[i] == ',' {
-		i = skipSpaceString(e.s, i+1)
-	}
-	if i >= len(e.s) || e.s[i] == ']' {
-		e.i = len(e.s)
+		m.end = min(i+1, len(m.s)) // past the closing brace
+		m.i = m.end
 		return ""
 	}
-	end := skipValue(e.s, i)
-	e.i = end
-	return e.s[i:end]
+	keyEnd := skipValue(m.s, i)
+	colon := skipSpaceString(m.s, keyEnd)
+	m.i = skipSpaceString(m.s, min(colon+1, len(m.s)))
+	return m.s[i:keyEnd]
+}
+
+// rest returns the text from the current member's value on.
+func (m *members) rest() string { return m.s[m.i:] }
+
+// skip moves the reader n bytes on, past the current member's value.
+func (m *members) skip(n int) { m.i = min(m.i+n, len(m.s)) }
+
+// value returns the raw value of the current member and moves past it.
+func (m *members) value() string {
+	end := skipValue(m.s, m.i)
+	v := m.s[m.i:end]
+	m.i = end
+	return v
 }
 
 // skipValue returns the index just after the value that starts at s[i].
