@@ -1,7 +1,15 @@
 // Package jsonrpc extracts what the gateway's policy needs from the body of an MCP POST
 // request: for each JSON-RPC message its kind, method and raw id, and for tools/call the
 // tool name and raw arguments. It also builds the JSON-RPC error bodies the filter answers
-// with. It uses github.com/tidwall/gjson, allocates little, and never panics on input.
+// with. It allocates little and never panics on input.
+//
+// It reads a body in two passes, written for the wasm filter, where every pass over the bytes
+// counts: a validator that checks the whole body (exactly what gjson.ValidBytes accepts, plus
+// the depth limit) and skips string content eight bytes at a time, then a reader of the
+// validated text that takes what policy needs and skips the rest (tool arguments included)
+// without looking inside. Escaped strings are decoded by github.com/tidwall/gjson. Fuzz
+// targets compare the validator with gjson and the whole reading with the gjson-based
+// reader it replaced.
 //
 // The parser is strict where leniency could hide a tool call from policy. Whatever the
 // upstream MCP server reads must be what policy saw, so a body is refused when its reading
