@@ -103,7 +103,7 @@ func (s *stream) logRecord(in *policy.Input, d policy.Decision, tool, args strin
 		MCPToolParametersValidated: true,
 	}
 	f := s.f
-	f.logBuf = authlog.AppendJSON(f.logBuf[:0], &rec, f.logFields)
+	f.logBuf = f.logWriter.Append(f.logBuf[:0], &rec)
 	f.host.Log(LogInfo, string(f.logBuf))
 }
 

@@ -13,14 +13,14 @@ import (
 const maxCacheEntries = 10000
 
 // Filter is the plugin's root: the parsed configuration and the per-VM state shared by the
-// streams of one VM (the bundle cache, metric ids, a log buffer). A VM is single-threaded,
-// so none of it needs locking.
+// streams of one VM (the bundle cache, metric ids, the log writer and its buffer). A VM is
+// single-threaded, so none of it needs locking.
 type Filter struct {
 	host      RootHost
 	cfg       *pluginconf.Config
 	routes    routeTable
 	cache     *bundleCache
-	logFields []authlog.Field
+	logWriter *authlog.Writer
 	metrics   metrics
 	logBuf    []byte
 }
@@ -62,7 +62,7 @@ func (f *Filter) Configure(config []byte) error {
 	f.cfg = cfg
 	f.routes = newRouteTable(cfg, routes)
 	f.cache = newBundleCache(maxCacheEntries)
-	f.logFields = fields
+	f.logWriter = authlog.NewWriter(fields)
 	return nil
 }
 

@@ -1,13 +1,10 @@
 package authlog
 
 import (
-	"encoding/binary"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mcpmesh/gateway/shared/policy"
-	"github.com/tidwall/gjson"
 )
 
 // Record is one authorization check.
@@ -38,329 +35,158 @@ type Record struct {
 // to dst and returns the extended slice. No newline is written, none can appear inside:
 // strings are escaped and tool parameters compacted, so the record stays one line and one
 // valid JSON object whatever the request held (invalid UTF-8 becomes U+FFFD). Fields that
-// are not selectable are skipped.
+// are not selectable are skipped. A [Writer] does the same for many records, faster.
 func AppendJSON(dst []byte, r *Record, fields []Field) []byte {
 	dst = append(dst, `{"level":"`+Level+`","service":"`+Service+`","time":"`...)
 	dst = r.Time.AppendFormat(dst, time.RFC3339Nano)
 	dst = append(dst, `","message":"`+Message+`"`...)
 	for _, f := range fields {
-		// One switch both picks the value and skips fields that are not selectable; the
-		// member names are constants, so each costs a single append.
-		switch f {
-		case FieldRequestID:
-			dst = appendString(append(dst, `,"request-id":`...), r.RequestID)
-		case FieldUser:
-			dst = appendString(append(dst, `,"user":`...), r.User)
-		case FieldEmail:
-			dst = appendString(append(dst, `,"email":`...), r.Email)
-		case FieldAllow:
-			dst = appendBool(append(dst, `,"allow":`...), r.Decision.Allow)
-		case FieldAllowWhyTrue:
-			dst = appendReasons(append(dst, `,"allow-why-true":`...), r.Decision.AllowWhyTrue)
-		case FieldAllowWhyFalse:
-			dst = appendReasons(append(dst, `,"allow-why-false":`...), r.Decision.AllowWhyFalse)
-		case FieldDeny:
-			dst = appendBool(append(dst, `,"deny":`...), r.Decision.Deny)
-		case FieldDenyWhyFalse:
-			dst = appendReasons(append(dst, `,"deny-why-false":`...), r.Decision.DenyWhyFalse)
-		case FieldMCPMethod:
-			dst = appendString(append(dst, `,"mcp-method":`...), r.MCPMethod)
-		case FieldMCPTool:
-			dst = appendString(append(dst, `,"mcp-tool":`...), r.MCPTool)
-		case FieldMCPToolParameters:
-			dst = append(dst, `,"mcp-tool-parameters":`...)
-			if r.MCPToolParametersValidated {
-				dst = appendValidatedObject(dst, r.MCPToolParameters)
-			} else {
-				dst = appendObject(dst, r.MCPToolParameters)
-			}
-		}
+		dst = appendField(dst, r, kindOf(f))
 	}
 	return append(dst, '}')
 }
 
-func appendBool(dst []byte, b bool) []byte {
-	if b {
-		return append(dst, "true"...)
-	}
-	return append(dst, "false"...)
+// Writer writes records with one list of fields, as AppendJSON does, for a caller that
+// writes many: the fields are looked up once, and the date and time are formatted once per
+// second. It is not safe for concurrent use.
+type Writer struct {
+	fields []fieldKind
+	// The time of the last record up to its seconds, and its zone, as RFC 3339 text; the
+	// fraction of a second goes between them.
+	sec               int64
+	loc               *time.Location
+	secText, zoneText string
 }
 
-func appendReasons(dst []byte, rs policy.Reasons) []byte {
-	dst = append(dst, '[')
-	first := true
-	for r := range rs.All() {
-		if !first {
-			dst = append(dst, ',')
+// NewWriter returns a Writer of the given fields (not selectable ones are skipped).
+func NewWriter(fields []Field) *Writer {
+	w := &Writer{}
+	for _, f := range fields {
+		if k := kindOf(f); k != 0 {
+			w.fields = append(w.fields, k)
 		}
-		first = false
-		dst = appendString(dst, r.String())
 	}
-	return append(dst, ']')
+	return w
 }
 
-const hex = "0123456789abcdef"
-
-// appendString appends s as a JSON string. Control characters, quotes and backslashes are
-// escaped, U+2028 and U+2029 too (for JavaScript consumers); invalid UTF-8 becomes U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	dst = appendStringContent(dst, s)
-	return append(dst, '"')
+// Append appends r to dst as AppendJSON(dst, r, fields) does and returns the extended slice.
+func (w *Writer) Append(dst []byte, r *Record) []byte {
+	dst = append(dst, `{"level":"`+Level+`","service":"`+Service+`","time":"`...)
+	dst = w.appendTime(dst, r.Time)
+	dst = append(dst, `","message":"`+Message+`"`...)
+	for _, k := range w.fields {
+		dst = appendField(dst, r, k)
+	}
+	return append(dst, '}')
 }
 
-func appendStringContent(dst []byte, s string) []byte {
-	if isPlain(s) {
-		return append(dst, s...) // the common case: nothing to escape or replace
+// appendTime appends t as t.AppendFormat(dst, time.RFC3339Nano) does. The text of the whole
+// second and of the zone is kept from the previous record of the same second: formatting a
+// time costs thousands of instructions in the wasm filter.
+func (w *Writer) appendTime(dst []byte, t time.Time) []byte {
+	if sec := t.Unix(); w.secText == "" || sec != w.sec || t.Location() != w.loc {
+		text := string(t.Truncate(time.Second).AppendFormat(nil, time.RFC3339Nano))
+		cut := strings.IndexByte(text, 'T') + len("T15:04:05")
+		if cut < len("T15:04:05") || cut > len(text) {
+			return t.AppendFormat(dst, time.RFC3339Nano)
+		}
+		w.sec, w.loc, w.secText, w.zoneText = sec, t.Location(), text[:cut], text[cut:]
 	}
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
+	dst = append(dst, w.secText...)
+	if ns := t.Nanosecond(); ns != 0 {
+		// ".999999999": nine digits without their trailing zeros.
+		var frac [10]byte
+		frac[0] = '.'
+		for i := 9; i > 0; i-- {
+			frac[i] = byte('0' + ns%10)
+			ns /= 10
 		}
-		if c < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
+		n := len(frac)
+		for frac[n-1] == '0' {
+			n--
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
+		dst = append(dst, frac[:n]...)
 	}
-	return append(dst, s[start:]...)
+	return append(dst, w.zoneText...)
 }
 
-// appendObject appends raw, a JSON object, without insignificant whitespace and with its
-// strings sanitised like appendString's; anything but a valid JSON object is written as
-// null.
-func appendObject(dst []byte, raw string) []byte {
-	if !gjson.Valid(raw) {
-		return append(dst, "null"...)
-	}
-	return appendValidatedObject(dst, raw)
-}
+// fieldKind numbers the selectable fields, so that writing a record does not compare names.
+type fieldKind uint8
 
-// maxObjectDepth bounds the nesting appendValidatedObject follows (the filter refuses
-// bodies nested deeper than 1000).
-const maxObjectDepth = 1024
-
-// appendValidatedObject appends raw, which should be one valid JSON object, like appendObject
-// but without validating it first. It still checks what keeps the record one line with the
-// value inside its field, whatever raw holds: the text is a single object whose brackets
-// match, its strings end, and no control character or non-ASCII byte appears outside a string
-// (control characters inside one are invalid JSON too). Otherwise it writes null.
-func appendValidatedObject(dst []byte, raw string) []byte {
-	start := len(dst)
-	null := func() []byte { return append(dst[:start], "null"...) }
-	i := skipSpace(raw, 0)
-	if i == len(raw) || raw[i] != '{' {
-		return null()
-	}
-	// inArray has one bit per open bracket: set for '[', clear for '{'.
-	var inArray [maxObjectDepth / 64]uint64
-	depth := 0
-	for i < len(raw) {
-		switch c := raw[i]; {
-		case c == '"':
-			end := stringEnd(raw, i+1)
-			content := raw[i+1 : end]
-			if end == len(raw) || hasControl(content) {
-				return null()
-			}
-			dst = append(dst, '"')
-			dst = appendRawStringContent(dst, content)
-			dst = append(dst, '"')
-			i = end + 1
-			continue
-		case isSpace(c):
-			i++
-			continue
-		case c == '{' || c == '[':
-			if depth == maxObjectDepth {
-				return null()
-			}
-			bit := uint64(1) << (depth % 64)
-			if c == '[' {
-				inArray[depth/64] |= bit
-			} else {
-				inArray[depth/64] &^= bit
-			}
-			depth++
-		case c == '}' || c == ']':
-			depth--
-			if array := inArray[depth/64]&(1<<(depth%64)) != 0; array != (c == ']') {
-				return null()
-			}
-			if depth == 0 {
-				if skipSpace(raw, i+1) != len(raw) {
-					return null()
-				}
-				return append(dst, c)
-			}
-		case c < 0x20 || c >= 0x7f:
-			return null()
-		}
-		dst = append(dst, raw[i])
-		i++
-	}
-	return null()
-}
-
-// stringEnd returns the index of the quote that ends the JSON string whose content starts at
-// s[i], or len(s). It jumps from quote to quote (strings.IndexByte is assembly, much faster
-// in the wasm filter than a loop in Go) and counts the backslashes right before each: an odd
-// number escapes the quote.
-func stringEnd(s string, i int) int {
-	start := i
-	for {
-		q := strings.IndexByte(s[i:], '"')
-		if q < 0 {
-			return len(s)
-		}
-		i += q
-		backslashes := 0
-		for j := i - 1; j >= start && s[j] == '\\'; j-- {
-			backslashes++
-		}
-		if backslashes%2 == 0 {
-			return i
-		}
-		i++
-	}
-}
-
-// appendRawStringContent appends the content of a JSON string literal, keeping its escapes
-// and replacing invalid UTF-8 with U+FFFD and U+2028/U+2029 with escapes.
-func appendRawStringContent(dst []byte, s string) []byte {
-	if !hasNonASCII(s) {
-		return append(dst, s...) // the common case, copied at once
-	}
-	start := 0
-	for i := 0; i < len(s); {
-		if s[i] < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	return append(dst, s[start:]...)
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-func skipSpace(s string, i int) int {
-	for i < len(s) && isSpace(s[i]) {
-		i++
-	}
-	return i
-}
-
-// Word-at-a-time scanning. In the wasm filter a byte-by-byte loop costs several nanoseconds
-// a byte, and these run over whole tool arguments; looking at eight bytes per step is several
-// times faster. For a byte x, (x - 1) &^ x has its top bit set only when x is zero, and
-// (x - n) &^ x only when x is below n (n <= 0x80).
 const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
+	kindRequestID fieldKind = iota + 1
+	kindUser
+	kindEmail
+	kindAllow
+	kindAllowWhyTrue
+	kindAllowWhyFalse
+	kindDeny
+	kindDenyWhyFalse
+	kindMCPMethod
+	kindMCPTool
+	kindMCPToolParameters
 )
 
-// load64 returns the eight bytes s[i:i+8] as a little-endian word. (The conversion does not
-// allocate: its eight bytes stay on the stack.)
-func load64(s string, i int) uint64 { return binary.LittleEndian.Uint64([]byte(s[i : i+8])) }
-
-// isPlain reports whether s is printable ASCII without quotes or backslashes: a JSON string
-// content that needs no escaping.
-func isPlain(s string) bool {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		w := load64(s, i)
-		quote := w ^ (ones * '"')
-		backslash := w ^ (ones * '\\')
-		if ((quote-ones)&^quote|(backslash-ones)&^backslash|below(w, 0x20)|w)&highs != 0 {
-			return false
-		}
+// kindOf returns the kind of f, or 0 if f is not selectable.
+func kindOf(f Field) fieldKind {
+	switch f {
+	case FieldRequestID:
+		return kindRequestID
+	case FieldUser:
+		return kindUser
+	case FieldEmail:
+		return kindEmail
+	case FieldAllow:
+		return kindAllow
+	case FieldAllowWhyTrue:
+		return kindAllowWhyTrue
+	case FieldAllowWhyFalse:
+		return kindAllowWhyFalse
+	case FieldDeny:
+		return kindDeny
+	case FieldDenyWhyFalse:
+		return kindDenyWhyFalse
+	case FieldMCPMethod:
+		return kindMCPMethod
+	case FieldMCPTool:
+		return kindMCPTool
+	case FieldMCPToolParameters:
+		return kindMCPToolParameters
 	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
+	return 0
 }
 
-// hasControl reports whether s holds a control character (below 0x20).
-func hasControl(s string) bool {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if below(load64(s, i), 0x20)&highs != 0 {
-			return true
+// appendField appends one member of the record; the member names are constants, so each
+// costs a single append.
+func appendField(dst []byte, r *Record, k fieldKind) []byte {
+	switch k {
+	case kindRequestID:
+		dst = appendString(append(dst, `,"request-id":`...), r.RequestID)
+	case kindUser:
+		dst = appendString(append(dst, `,"user":`...), r.User)
+	case kindEmail:
+		dst = appendString(append(dst, `,"email":`...), r.Email)
+	case kindAllow:
+		dst = appendBool(append(dst, `,"allow":`...), r.Decision.Allow)
+	case kindAllowWhyTrue:
+		dst = appendReasons(append(dst, `,"allow-why-true":`...), r.Decision.AllowWhyTrue)
+	case kindAllowWhyFalse:
+		dst = appendReasons(append(dst, `,"allow-why-false":`...), r.Decision.AllowWhyFalse)
+	case kindDeny:
+		dst = appendBool(append(dst, `,"deny":`...), r.Decision.Deny)
+	case kindDenyWhyFalse:
+		dst = appendReasons(append(dst, `,"deny-why-false":`...), r.Decision.DenyWhyFalse)
+	case kindMCPMethod:
+		dst = appendString(append(dst, `,"mcp-method":`...), r.MCPMethod)
+	case kindMCPTool:
+		dst = appendString(append(dst, `,"mcp-tool":`...), r.MCPTool)
+	case kindMCPToolParameters:
+		dst = append(dst, `,"mcp-tool-parameters":`...)
+		if r.MCPToolParametersValidated {
+			dst = appendValidatedObject(dst, r.MCPToolParameters)
+		} else {
+			dst = appendObject(dst, r.MCPToolParameters)
 		}
 	}
-	for ; i < len(s); i++ {
-		if s[i] < 0x20 {
-			return true
-		}
-	}
-	return false
+	return dst
 }
-
-// hasNonASCII reports whether s holds a byte of 0x80 or above.
-func hasNonASCII(s string) bool {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if load64(s, i)&highs != 0 {
-			return true
-		}
-	}
-	for ; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return true
-		}
-	}
-	return false
-}
-
-// below sets the top bit of the bytes of w that are below n (n <= 0x80), and possibly of
-// bytes after the first such one.
-func below(w uint64, n byte) uint64 { return (w - ones*uint64(n)) &^ w }

@@ -1,0 +1,60 @@
+package authlog
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+func TestWriter_WritesWhatAppendJSONWrites(t *testing.T) {
+	t.Parallel()
+	kolkata := time.FixedZone("IST", 5*3600+1800)
+	base := time.Date(2026, 11, 21, 23, 59, 58, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, fields := range [][]Field{SelectableFields(), DefaultFields(), {FieldMCPToolParameters, "bogus", FieldTime, FieldUser}, nil} {
+		w := NewWriter(fields)
+		r := blockedTool()
+		var got []byte
+		for i := 0; i < 2000; i++ {
+			// Records within one second and across seconds (and days), with fractions
+			// that have trailing zeros or none, in three zones.
+			ns := []int{0, 1, 10, 100000, 120000000, 999999999, rng.IntN(1e9)}[i%7]
+			r.Time = base.Add(time.Duration(i/5) * 700 * time.Millisecond).Truncate(time.Second).Add(time.Duration(ns))
+			switch i % 3 {
+			case 1:
+				r.Time = r.Time.In(kolkata)
+			case 2:
+				r.Time = r.Time.In(time.Local)
+			}
+			want := AppendJSON([]byte("x"), r, fields)
+			got = w.Append(append(got[:0], 'x'), r)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("fields %v, time %v:\ngot  %s\nwant %s", fields, r.Time, got, want)
+			}
+		}
+	}
+}
+
+func TestWriter_AllocationFreeWithABuffer(t *testing.T) {
+	w := NewWriter(SelectableFields())
+	r := blockedTool()
+	buf := make([]byte, 0, 1024)
+	buf = w.Append(buf, r) // formats the second
+	allocs := testing.AllocsPerRun(100, func() {
+		buf = w.Append(buf[:0], r)
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per record", allocs)
+	}
+}
+
+func BenchmarkWriter(b *testing.B) {
+	w := NewWriter(SelectableFields())
+	r := blockedTool()
+	buf := make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = w.Append(buf[:0], r)
+	}
+}
