@@ -121,12 +121,9 @@ func (rec *recorder) headers() []http.Header {
 // /mcp (pattern 3 of SPEC: the application's own page calls its MCP server), the browser
 // sends the session cookie to /mcp with every same-origin request. The filter must strip it
 // there as it does on browser routes; otherwise the MCP server's upstream can replay it.
-//
-// Needs a filter change (filter/plugin/decide.go rewriteHeaders: call stripSessionCookie on
-// mcp.server routes too); the token service cannot scope the cookie away from /mcp on such a
-// host because the application at / needs it. Skipped until then; remove the Skip with the fix.
+// (The token service cannot scope the cookie away from /mcp on such a host: the application at
+// / needs it.)
 func TestRedTeam_SessionCookieIsStrippedOnMCPServerRoutes(t *testing.T) {
-	t.Skip("filter/plugin: rewriteHeaders keeps the session cookie on mcp.server routes (see the red-team report); remove this Skip with the fix")
 	up := &recorder{}
 	upstream := httptest.NewServer(up)
 	t.Cleanup(upstream.Close)
