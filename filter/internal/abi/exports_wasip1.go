@@ -15,7 +15,7 @@ import (
 // it is created during _initialize and touched only from exports.
 var (
 	pins  pinSet
-	theVM = newVM(wasmHost{pins: &pins}, time.Now, nil)
+	theVM = newVM(wasmHost{pins: &pins, out: &outParams{}}, time.Now, nil)
 	// gcStress makes every allocation run a garbage collection first (build tag abi_gcstress),
 	// to prove in tests that host-requested buffers stay pinned.
 	gcStress bool

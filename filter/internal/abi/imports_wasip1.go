@@ -5,10 +5,12 @@ package abi
 import "unsafe"
 
 // Host imports of proxy-wasm ABI 0.2.1 (module "env"). A string parameter is lowered to the
-// (pointer, length) pair the ABI expects. Out-parameters are pointers to variables the compiler
-// keeps on the heap (these functions have no body, so their pointer arguments escape), which
-// matters: the host writes through them after re-entering proxy_on_memory_allocate, which may
-// grow and move the goroutine stack. Do not mark these //go:noescape.
+// (pointer, length) pair the ABI expects. Out-parameters must point to heap memory, never to
+// the goroutine stack: the host writes through them after re-entering
+// proxy_on_memory_allocate, which may grow and move the stack. wasmHost passes fields of one
+// heap block (outParams); a local variable would do too, as these functions have no body and
+// their pointer arguments escape, but at the cost of an allocation per call. Do not mark
+// these //go:noescape.
 
 //go:wasmimport env proxy_log
 func proxyLog(level uint32, msg string) Status
@@ -97,6 +99,26 @@ func proxySetProperty(path *byte, pathLen uint32, value *byte, valueLen uint32) 
 // wasmHost implements proxyHost with the imports above.
 type wasmHost struct {
 	pins *pinSet
+	out  *outParams
+}
+
+// outParams holds the out-parameters of host calls. They must live on the heap, which never
+// moves (see above); one block serves every call rather than allocating them per call, which
+// costs more than many host calls in the wasm build. That is safe because a VM runs one host
+// call at a time: the only guest code that can run during one is the allocator, which makes
+// none that write out-parameters.
+type outParams struct {
+	ptr  *byte
+	a, b uint32
+	u64  uint64
+}
+
+// buffer returns the (pointer, length) pair the last call wrote to ptr and a, and clears the
+// pointer so that the block does not keep the buffer alive.
+func (o *outParams) buffer() (*byte, uint32) {
+	p, n := o.ptr, o.a
+	o.ptr, o.a = nil, 0
+	return p, n
 }
 
 // received turns a (pointer, length) pair the host wrote into a slice of the pinned buffer it
@@ -117,10 +139,9 @@ func bytesArg(b []byte) (*byte, uint32) { return unsafe.SliceData(b), uint32(len
 
 func (wasmHost) log(level uint32, msg string) Status { return proxyLog(level, msg) }
 
-func (wasmHost) getLogLevel() (uint32, Status) {
-	var l uint32
-	st := proxyGetLogLevel(&l)
-	return l, st
+func (w wasmHost) getLogLevel() (uint32, Status) {
+	st := proxyGetLogLevel(&w.out.a)
+	return w.out.a, st
 }
 
 func (wasmHost) setTickPeriod(millis uint32) Status { return proxySetTickPeriodMilliseconds(millis) }
@@ -130,16 +151,14 @@ func (wasmHost) done() Status { return proxyDone() }
 func (wasmHost) setEffectiveContext(id uint32) Status { return proxySetEffectiveContext(id) }
 
 func (w wasmHost) getBufferBytes(t BufferType, start, maxSize uint32) ([]byte, Status) {
-	var p *byte
-	var n uint32
-	st := proxyGetBufferBytes(uint32(t), start, maxSize, unsafe.Pointer(&p), &n)
+	st := proxyGetBufferBytes(uint32(t), start, maxSize, unsafe.Pointer(&w.out.ptr), &w.out.a)
+	p, n := w.out.buffer()
 	return w.received(st, p, n)
 }
 
-func (wasmHost) getBufferStatus(t BufferType) (uint32, Status) {
-	var n, flags uint32
-	st := proxyGetBufferStatus(uint32(t), &n, &flags)
-	return n, st
+func (w wasmHost) getBufferStatus(t BufferType) (uint32, Status) {
+	st := proxyGetBufferStatus(uint32(t), &w.out.a, &w.out.b)
+	return w.out.a, st
 }
 
 func (wasmHost) setBufferBytes(t BufferType, start, size uint32, data []byte) Status {
@@ -148,9 +167,8 @@ func (wasmHost) setBufferBytes(t BufferType, start, size uint32, data []byte) St
 }
 
 func (w wasmHost) getHeaderMapPairs(m MapType) ([]byte, Status) {
-	var p *byte
-	var n uint32
-	st := proxyGetHeaderMapPairs(uint32(m), unsafe.Pointer(&p), &n)
+	st := proxyGetHeaderMapPairs(uint32(m), unsafe.Pointer(&w.out.ptr), &w.out.a)
+	p, n := w.out.buffer()
 	return w.received(st, p, n)
 }
 
@@ -159,16 +177,14 @@ func (wasmHost) setHeaderMapPairs(m MapType, serialized []byte) Status {
 	return proxySetHeaderMapPairs(uint32(m), p, n)
 }
 
-func (wasmHost) getHeaderMapSize(m MapType) (uint32, Status) {
-	var n uint32
-	st := proxyGetHeaderMapSize(uint32(m), &n)
-	return n, st
+func (w wasmHost) getHeaderMapSize(m MapType) (uint32, Status) {
+	st := proxyGetHeaderMapSize(uint32(m), &w.out.a)
+	return w.out.a, st
 }
 
 func (w wasmHost) getHeaderMapValue(m MapType, key string) (string, Status) {
-	var p *byte
-	var n uint32
-	st := proxyGetHeaderMapValue(uint32(m), key, unsafe.Pointer(&p), &n)
+	st := proxyGetHeaderMapValue(uint32(m), key, unsafe.Pointer(&w.out.ptr), &w.out.a)
+	p, n := w.out.buffer()
 	b, st := w.received(st, p, n)
 	if len(b) == 0 {
 		return "", st
@@ -194,10 +210,9 @@ func (wasmHost) continueStream(s StreamType) Status { return proxyContinueStream
 func (wasmHost) closeStream(s StreamType) Status { return proxyCloseStream(uint32(s)) }
 
 func (w wasmHost) getStatus() (uint32, []byte, Status) {
-	var code uint32
-	var p *byte
-	var n uint32
-	st := proxyGetStatus(&code, unsafe.Pointer(&p), &n)
+	st := proxyGetStatus(&w.out.b, unsafe.Pointer(&w.out.ptr), &w.out.a)
+	code := w.out.b
+	p, n := w.out.buffer()
 	msg, st := w.received(st, p, n)
 	return code, msg, st
 }
@@ -208,19 +223,18 @@ func (wasmHost) sendLocalResponse(status uint32, details string, body, headers [
 	return proxySendLocalResponse(status, details, bp, bn, hp, hn, grpcStatus)
 }
 
-func (wasmHost) httpCall(cluster string, headers, body, trailers []byte, timeoutMillis uint32) (uint32, Status) {
+func (w wasmHost) httpCall(cluster string, headers, body, trailers []byte, timeoutMillis uint32) (uint32, Status) {
 	hp, hn := bytesArg(headers)
 	bp, bn := bytesArg(body)
 	tp, tn := bytesArg(trailers)
-	var id uint32
-	st := proxyHTTPCall(cluster, hp, hn, bp, bn, tp, tn, timeoutMillis, &id)
-	return id, st
+	st := proxyHTTPCall(cluster, hp, hn, bp, bn, tp, tn, timeoutMillis, &w.out.a)
+	return w.out.a, st
 }
 
 func (w wasmHost) getSharedData(key string) ([]byte, uint32, Status) {
-	var p *byte
-	var n, cas uint32
-	st := proxyGetSharedData(key, unsafe.Pointer(&p), &n, &cas)
+	st := proxyGetSharedData(key, unsafe.Pointer(&w.out.ptr), &w.out.a, &w.out.b)
+	cas := w.out.b
+	p, n := w.out.buffer()
 	v, st := w.received(st, p, n)
 	return v, cas, st
 }
@@ -230,10 +244,9 @@ func (wasmHost) setSharedData(key string, value []byte, cas uint32) Status {
 	return proxySetSharedData(key, p, n, cas)
 }
 
-func (wasmHost) defineMetric(t MetricType, name string) (uint32, Status) {
-	var id uint32
-	st := proxyDefineMetric(uint32(t), name, &id)
-	return id, st
+func (w wasmHost) defineMetric(t MetricType, name string) (uint32, Status) {
+	st := proxyDefineMetric(uint32(t), name, &w.out.a)
+	return w.out.a, st
 }
 
 func (wasmHost) incrementMetric(id uint32, delta int64) Status {
@@ -242,17 +255,15 @@ func (wasmHost) incrementMetric(id uint32, delta int64) Status {
 
 func (wasmHost) recordMetric(id uint32, value uint64) Status { return proxyRecordMetric(id, value) }
 
-func (wasmHost) getMetric(id uint32) (uint64, Status) {
-	var v uint64
-	st := proxyGetMetric(id, &v)
-	return v, st
+func (w wasmHost) getMetric(id uint32) (uint64, Status) {
+	st := proxyGetMetric(id, &w.out.u64)
+	return w.out.u64, st
 }
 
 func (w wasmHost) getProperty(path []byte) ([]byte, Status) {
 	pp, pn := bytesArg(path)
-	var p *byte
-	var n uint32
-	st := proxyGetProperty(pp, pn, unsafe.Pointer(&p), &n)
+	st := proxyGetProperty(pp, pn, unsafe.Pointer(&w.out.ptr), &w.out.a)
+	p, n := w.out.buffer()
 	return w.received(st, p, n)
 }
 
