@@ -11,8 +11,8 @@ import (
 )
 
 // decide evaluates the route policy for every message of the request with the verified
-// identity, logs one authorization record per message, and answers 403 unless all are
-// allowed (a batch is allowed only if every element is).
+// identity, logs one authorization record per message (when the proxy logs info), and
+// answers 403 unless all are allowed (a batch is allowed only if every element is).
 func (s *stream) decide() bool {
 	in := s.bundle.input
 	// Records are logged at info. Building one is a good part of a decision's cost in the
