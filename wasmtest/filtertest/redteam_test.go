@@ -2,11 +2,8 @@ package filtertest
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,109 +12,7 @@ import (
 	"github.com/mcpmesh/gateway/wasmtest/wasmbuild"
 )
 
-// redTeamCheck answers check calls with a case's Answer (or AnswerCheck), optionally late.
-type redTeamCheck struct {
-	calls  atomic.Int64
-	answer atomic.Pointer[func(string, []byte) plugintest.CheckAnswer]
-	delay  atomic.Int64 // nanoseconds
-}
-
-func (c *redTeamCheck) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c.calls.Add(1)
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	answer := plugintest.AnswerCheck
-	if f := c.answer.Load(); f != nil {
-		answer = *f
-	}
-	a := answer(r.Header.Get("X-Gateway-Filter-Key"), body)
-	if d := time.Duration(c.delay.Load()); d > 0 {
-		select {
-		case <-time.After(d):
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if a.Fail {
-		panic(http.ErrAbortHandler)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(a.Status)
-	_, _ = io.WriteString(w, a.Body)
-}
-
-// runRedTeam sends one request of a red-team case through h, as Envoy's connection
-// manager would, trailers included.
-func runRedTeam(ctx context.Context, h *host.Host, check *redTeamCheck, req plugintest.Request, trailers [][2]string) (plugintest.RedTeamResult, error) {
-	callsBefore := check.calls.Load()
-	logsBefore := len(h.GuestLogs(host.LogTrace))
-	st, err := h.NewStream(ctx, host.StreamInfo{})
-	if err != nil {
-		return plugintest.RedTeamResult{}, err
-	}
-	defer st.Close()
-	hdrs := host.Headers{{Name: ":method", Value: req.Method}, {Name: ":path", Value: req.Path}, {Name: ":authority", Value: req.Authority}, {Name: ":scheme", Value: "https"}, {Name: "x-request-id", Value: plugintest.RequestID}}
-	size := 0
-	for _, c := range req.Chunks {
-		size += len(c)
-	}
-	if len(req.Chunks) > 0 && !req.NoContentLength {
-		hdrs = append(hdrs, host.Header{Name: "content-length", Value: strconv.Itoa(size)})
-	}
-	for _, kv := range req.Headers {
-		hdrs = append(hdrs, host.Header{Name: kv[0], Value: kv[1]})
-	}
-	var res plugintest.RedTeamResult
-	var released host.Headers
-	eosReleased := false
-	step := func(r host.Result, err error) (bool, error) {
-		if r.Headers != nil {
-			released = r.Headers
-		}
-		if r.EndOfStream {
-			eosReleased = true
-		}
-		if r.Reply != nil {
-			res.Status, res.Body = r.Reply.Status, string(r.Reply.Body)
-			res.ReplyHeaders = map[string]string{}
-			for _, h := range r.Reply.Headers {
-				res.ReplyHeaders[h.Name] = h.Value
-			}
-			return true, nil
-		}
-		return false, err
-	}
-	stepCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	withTrailers := len(trailers) > 0
-	done, err := step(st.SendRequestHeaders(stepCtx, hdrs, len(req.Chunks) == 0 && !withTrailers))
-	for i := 0; !done && err == nil && i < len(req.Chunks); i++ {
-		done, err = step(st.SendRequestBody(stepCtx, []byte(req.Chunks[i]), i == len(req.Chunks)-1 && !withTrailers))
-	}
-	if !done && err == nil && withTrailers {
-		var t host.Headers
-		for _, kv := range trailers {
-			t = append(t, host.Header{Name: kv[0], Value: kv[1]})
-		}
-		done, err = step(st.SendRequestTrailers(stepCtx, t))
-	}
-	if err != nil && !done {
-		res.Stuck = true
-	}
-	res.CheckCalls = int(check.calls.Load() - callsBefore)
-	res.Logs = h.GuestLogs(host.LogTrace)[logsBefore:]
-	if res.Status != 0 || res.Stuck {
-		return res, nil
-	}
-	res.Forwarded = released != nil && eosReleased
-	res.Upstream = map[string]string{}
-	for _, h := range released {
-		res.Upstream[h.Name] = h.Value
-		res.UpstreamAll = append(res.UpstreamAll, [2]string{h.Name, h.Value})
-	}
-	return res, nil
-}
-
-func newRedTeamHost(ctx context.Context, t *testing.T, check *redTeamCheck, adjust func(*host.Options)) *host.Host {
+func newRedTeamHost(ctx context.Context, t *testing.T, check *CheckServer, adjust func(*host.Options)) *host.Host {
 	t.Helper()
 	h, err := NewHost(ctx, wasmbuild.Module(t), nil, func(o *host.Options) {
 		o.PluginConfig = plugintest.RedTeamConfig()
@@ -156,17 +51,17 @@ func TestRedTeam_Wasm(t *testing.T) {
 func runRedTeamCase(t *testing.T, c plugintest.RedTeamCase, adjust func(*host.Options)) plugintest.RedTeamResult {
 	t.Helper()
 	ctx := context.Background()
-	check := &redTeamCheck{}
+	check := &CheckServer{}
 	h := newRedTeamHost(ctx, t, check, adjust)
 	for _, b := range c.Before {
-		if _, err := runRedTeam(ctx, h, check, b, nil); err != nil {
+		if _, err := RunCase(ctx, h, check, b, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if c.Answer != nil {
 		check.answer.Store(&c.Answer)
 	}
-	r, err := runRedTeam(ctx, h, check, c.Request, c.Trailers)
+	r, err := RunCase(ctx, h, check, c.Request, c.Trailers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,14 +73,14 @@ func runRedTeamCase(t *testing.T, c plugintest.RedTeamCase, adjust func(*host.Op
 // forwarded; the late answer is not cached for the next request either.
 func TestRedTeam_WasmSlowTokenServiceFailsClosed(t *testing.T) {
 	ctx := context.Background()
-	check := &redTeamCheck{}
+	check := &CheckServer{}
 	check.delay.Store(int64(1500 * time.Millisecond))
 	h := newRedTeamHost(ctx, t, check, nil)
 	req := plugintest.Request{Method: "POST", Authority: "mcp.example.com", Path: "/mcp",
 		Headers: [][2]string{{"content-type", "application/json"}, {"authorization", "Bearer " + plugintest.TokenAlice}},
 		Chunks:  []string{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`}}
 	start := time.Now()
-	r, err := runRedTeam(ctx, h, check, req, nil)
+	r, err := RunCase(ctx, h, check, req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +89,7 @@ func TestRedTeam_WasmSlowTokenServiceFailsClosed(t *testing.T) {
 	}
 	time.Sleep(1200 * time.Millisecond) // the late answer arrives (and must be dropped)
 	check.delay.Store(0)
-	r, err = runRedTeam(ctx, h, check, req, nil)
+	r, err = RunCase(ctx, h, check, req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +102,7 @@ func TestRedTeam_WasmSlowTokenServiceFailsClosed(t *testing.T) {
 // token service neither leak into each other's decisions nor hang the VM.
 func TestRedTeam_WasmConcurrentCallsKeepTheirOwnDecision(t *testing.T) {
 	ctx := context.Background()
-	check := &redTeamCheck{}
+	check := &CheckServer{}
 	check.delay.Store(int64(50 * time.Millisecond))
 	h := newRedTeamHost(ctx, t, check, func(o *host.Options) { o.Workers = 1 })
 	deny := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete_everything"}}`
@@ -227,7 +122,7 @@ func TestRedTeam_WasmConcurrentCallsKeepTheirOwnDecision(t *testing.T) {
 			go func() {
 				req := plugintest.Request{Method: "POST", Authority: "mcp.example.com", Path: "/mcp",
 					Headers: [][2]string{{"content-type", "application/json"}, {"authorization", "Bearer " + who}}, Chunks: []string{body}}
-				r, err := runRedTeam(ctx, h, check, req, nil)
+				r, err := RunCase(ctx, h, check, req, nil)
 				if body == deny {
 					who += "/deny"
 				}
@@ -283,7 +178,7 @@ func TestRedTeam_WasmUpstreamResponseCannotRedirectOAuthOrFixASession(t *testing
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			check := &redTeamCheck{}
+			check := &CheckServer{}
 			h := newRedTeamHost(ctx, t, check, nil)
 			st, err := h.NewStream(ctx, host.StreamInfo{})
 			if err != nil {

@@ -12,16 +12,29 @@ import (
 	"github.com/mcpmesh/gateway/wasmtest/host"
 )
 
-// CheckServer answers check calls with plugintest.AnswerCheck and counts them. A call the
-// scenarios want to fail makes the handler abort, which the host reports as a failed call.
+// CheckServer answers check calls with a case's Answer (or AnswerCheck), optionally late.
 type CheckServer struct {
-	Calls atomic.Int64
+	// Calls counts the check calls.
+	Calls  atomic.Int64
+	answer atomic.Pointer[func(string, []byte) plugintest.CheckAnswer]
+	delay  atomic.Int64 // nanoseconds
 }
 
 func (c *CheckServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.Calls.Add(1)
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	a := plugintest.AnswerCheck(r.Header.Get("X-Gateway-Filter-Key"), body)
+	answer := plugintest.AnswerCheck
+	if f := c.answer.Load(); f != nil {
+		answer = *f
+	}
+	a := answer(r.Header.Get("X-Gateway-Filter-Key"), body)
+	if d := time.Duration(c.delay.Load()); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if a.Fail {
 		panic(http.ErrAbortHandler)
 	}
@@ -30,26 +43,14 @@ func (c *CheckServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, a.Body)
 }
 
-// NewHost starts a host running m with the scenarios' configuration and check server.
-func NewHost(ctx context.Context, m *host.Module, check *CheckServer, adjust func(*host.Options)) (*host.Host, error) {
-	o := host.Options{
-		Workers:      1,
-		PluginConfig: plugintest.Config(),
-		Clusters:     map[string]host.Cluster{plugintest.Cluster: {Handler: check}},
-	}
-	if adjust != nil {
-		adjust(&o)
-	}
-	return host.New(ctx, m, o)
-}
-
-// Run sends one scenario request through the host, as Envoy's connection manager would.
-func Run(ctx context.Context, h *host.Host, check *CheckServer, req plugintest.Request) (plugintest.Result, error) {
+// RunCase sends one request through h, as Envoy's connection manager would, trailers
+// included, and reports what the client, the upstream and the log saw.
+func RunCase(ctx context.Context, h *host.Host, check *CheckServer, req plugintest.Request, trailers [][2]string) (plugintest.RedTeamResult, error) {
 	callsBefore := check.Calls.Load()
 	logsBefore := len(h.GuestLogs(host.LogTrace))
 	st, err := h.NewStream(ctx, host.StreamInfo{})
 	if err != nil {
-		return plugintest.Result{}, err
+		return plugintest.RedTeamResult{}, err
 	}
 	defer st.Close()
 	hdrs := host.Headers{{Name: ":method", Value: req.Method}, {Name: ":path", Value: req.Path}, {Name: ":authority", Value: req.Authority}, {Name: ":scheme", Value: "https"}, {Name: "x-request-id", Value: plugintest.RequestID}}
@@ -63,7 +64,7 @@ func Run(ctx context.Context, h *host.Host, check *CheckServer, req plugintest.R
 	for _, kv := range req.Headers {
 		hdrs = append(hdrs, host.Header{Name: kv[0], Value: kv[1]})
 	}
-	var res plugintest.Result
+	var res plugintest.RedTeamResult
 	var released host.Headers
 	eosReleased := false
 	step := func(r host.Result, err error) (bool, error) {
@@ -85,9 +86,17 @@ func Run(ctx context.Context, h *host.Host, check *CheckServer, req plugintest.R
 	}
 	stepCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	done, err := step(st.SendRequestHeaders(stepCtx, hdrs, len(req.Chunks) == 0))
+	withTrailers := len(trailers) > 0
+	done, err := step(st.SendRequestHeaders(stepCtx, hdrs, len(req.Chunks) == 0 && !withTrailers))
 	for i := 0; !done && err == nil && i < len(req.Chunks); i++ {
-		done, err = step(st.SendRequestBody(stepCtx, []byte(req.Chunks[i]), i == len(req.Chunks)-1))
+		done, err = step(st.SendRequestBody(stepCtx, []byte(req.Chunks[i]), i == len(req.Chunks)-1 && !withTrailers))
+	}
+	if !done && err == nil && withTrailers {
+		var t host.Headers
+		for _, kv := range trailers {
+			t = append(t, host.Header{Name: kv[0], Value: kv[1]})
+		}
+		done, err = step(st.SendRequestTrailers(stepCtx, t))
 	}
 	if err != nil && !done {
 		res.Stuck = true
@@ -101,6 +110,26 @@ func Run(ctx context.Context, h *host.Host, check *CheckServer, req plugintest.R
 	res.Upstream = map[string]string{}
 	for _, h := range released {
 		res.Upstream[h.Name] = h.Value
+		res.UpstreamAll = append(res.UpstreamAll, [2]string{h.Name, h.Value})
 	}
 	return res, nil
+}
+
+// NewHost starts a host running m with the scenarios' configuration and check server.
+func NewHost(ctx context.Context, m *host.Module, check *CheckServer, adjust func(*host.Options)) (*host.Host, error) {
+	o := host.Options{
+		Workers:      1,
+		PluginConfig: plugintest.Config(),
+		Clusters:     map[string]host.Cluster{plugintest.Cluster: {Handler: check}},
+	}
+	if adjust != nil {
+		adjust(&o)
+	}
+	return host.New(ctx, m, o)
+}
+
+// Run sends one scenario request through the host.
+func Run(ctx context.Context, h *host.Host, check *CheckServer, req plugintest.Request) (plugintest.Result, error) {
+	r, err := RunCase(ctx, h, check, req, nil)
+	return r.Result, err
 }

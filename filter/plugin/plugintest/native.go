@@ -175,8 +175,8 @@ func (s *nativeStream) DispatchHTTPCall(cluster string, headers []plugin.Header,
 	return nil
 }
 
-// deliver answers the pending check calls.
-func (s *nativeStream) deliver() {
+// deliver answers the pending check calls with answer.
+func (s *nativeStream) deliver(answer func(key string, body []byte) CheckAnswer) {
 	for len(s.calls) > 0 {
 		c := s.calls[0]
 		s.calls = s.calls[1:]
@@ -186,7 +186,7 @@ func (s *nativeStream) deliver() {
 				key = h.Value
 			}
 		}
-		a := AnswerCheck(key, c.body)
+		a := answer(key, c.body)
 		if a.Fail {
 			c.cb(plugin.CallResponse{Failed: true})
 			continue
@@ -205,12 +205,25 @@ func (nf *NativeFilter) Run(req Request) Result { return nf.run(req, false) }
 func (nf *NativeFilter) RunHeadersStopIteration(req Request) Result { return nf.run(req, true) }
 
 func (nf *NativeFilter) run(req Request, allowHeadersStop bool) Result {
+	return nf.runCase(RedTeamCase{Scenario: Scenario{Request: req}}, allowHeadersStop).Result
+}
+
+// runCase sends one request through the filter, with c's trailers and check answers, the way
+// Envoy does: by default a filter whose request-headers callback paused receives no body (nor
+// trailers) until it continues the stream; with headersStop (allow_on_headers_stop_iteration)
+// the body arrives meanwhile and check answers only after it (the slowest token service).
+func (nf *NativeFilter) runCase(c RedTeamCase, headersStop bool) RedTeamResult {
+	req := c.Request
+	answer := c.Answer
+	if answer == nil {
+		answer = AnswerCheck
+	}
 	logStart := len(nf.Host.Logs)
 	s := &nativeStream{NativeHost: nf.Host}
 	s.headers = []plugin.Header{{Name: ":method", Value: req.Method}, {Name: ":path", Value: req.Path}, {Name: ":authority", Value: req.Authority}, {Name: ":scheme", Value: "https"}, {Name: "x-request-id", Value: RequestID}}
 	size := 0
-	for _, c := range req.Chunks {
-		size += len(c)
+	for _, ch := range req.Chunks {
+		size += len(ch)
 	}
 	if len(req.Chunks) > 0 && !req.NoContentLength {
 		s.headers = append(s.headers, plugin.Header{Name: "content-length", Value: strconv.Itoa(size)})
@@ -218,45 +231,73 @@ func (nf *NativeFilter) run(req Request, allowHeadersStop bool) Result {
 	for _, h := range req.Headers {
 		s.headers = append(s.headers, plugin.Header{Name: h[0], Value: h[1]})
 	}
+	deliver := func() { s.deliver(answer) }
+	trailers := len(c.Trailers) > 0
+	var early []plugin.Header // the headers as Envoy sent them upstream before the filter decided
 	st := nf.Filter.NewStream(s)
-	action := st.OnRequestHeaders(len(s.headers), len(req.Chunks) == 0)
+	action := st.OnRequestHeaders(len(s.headers), len(req.Chunks) == 0 && !trailers)
 	headersHeld := action == plugin.Pause
 	s.headersGone = !headersHeld || s.continued
 	before := 0
-	if !allowHeadersStop {
-		s.deliver()
+	if !headersStop {
+		deliver()
 	}
-	for i, c := range req.Chunks {
+	stuck := func() RedTeamResult {
+		st.OnDone()
+		return RedTeamResult{Result: Result{Stuck: true, CheckCalls: s.nCalls, Logs: nf.Host.Logs[logStart:]}}
+	}
+	for i, ch := range req.Chunks {
 		if s.reply != nil {
 			break
 		}
-		// Pause from a body callback (StopIterationAndBuffer) still lets data in; a paused
-		// header callback does not, until the filter continues the stream.
-		if headersHeld && !s.continued && !allowHeadersStop {
-			// Envoy holds the body back from a filter that paused its headers.
-			st.OnDone()
-			return Result{Stuck: true, CheckCalls: s.nCalls, Logs: nf.Host.Logs[logStart:]}
+		if headersHeld && !s.continued && !headersStop {
+			return stuck()
 		}
 		s.headersGone = s.headersGone || s.continued
-		s.body = append(s.body, c...)
+		s.body = append(s.body, ch...)
 		before = s.continues
-		action = st.OnRequestBody(len(s.body), i == len(req.Chunks)-1)
-		if !allowHeadersStop {
-			s.deliver()
+		action = st.OnRequestBody(len(s.body), i == len(req.Chunks)-1 && !trailers)
+		if !headersStop {
+			deliver()
 		}
 	}
-	s.deliver()
+	if trailers && s.reply == nil {
+		if headersHeld && !s.continued && !headersStop {
+			return stuck()
+		}
+		before = s.continues
+		action = plugin.Continue // what the ABI layer answers for a stream without the method
+		if th, ok := st.(requestTrailersHandler); ok {
+			action = th.OnRequestTrailers(len(c.Trailers))
+		}
+		if action == plugin.Continue && s.reply == nil && !s.continued {
+			// Envoy continues the paused headers with the trailers: the request goes
+			// upstream as it is now, whatever the filter does later.
+			early = append([]plugin.Header(nil), s.headers...)
+			s.headersGone = true
+		}
+	}
+	deliver()
 	st.OnDone()
-	res := Result{CheckCalls: s.nCalls, Logs: append([]string(nil), nf.Host.Logs[logStart:]...), LateHeaderWrites: s.lateHeaderWrites}
+	res := RedTeamResult{Result: Result{CheckCalls: s.nCalls, Logs: append([]string(nil), nf.Host.Logs[logStart:]...), LateHeaderWrites: s.lateHeaderWrites}}
+	if early != nil {
+		res.Forwarded = true
+		res.Upstream = map[string]string{}
+		for _, h := range early {
+			res.Upstream[h.Name] = h.Value
+			res.UpstreamAll = append(res.UpstreamAll, [2]string{h.Name, h.Value})
+		}
+		return res
+	}
 	if s.reply != nil {
 		res.Status, res.Body, res.ReplyHeaders = s.reply.Status, s.reply.Body, s.reply.ReplyHeaders
 		return res
 	}
-	// Forwarded: the last callback continued, or the filter continued the stream after it.
 	res.Forwarded = action == plugin.Continue || s.continues > before
 	res.Upstream = map[string]string{}
 	for _, h := range s.headers {
 		res.Upstream[h.Name] = h.Value
+		res.UpstreamAll = append(res.UpstreamAll, [2]string{h.Name, h.Value})
 	}
 	return res
 }
