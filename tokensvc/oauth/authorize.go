@@ -266,13 +266,17 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request, h *hosts.
 		renderError(w, r, http.StatusBadRequest, "Invalid form", "The form is incomplete.", "")
 		return
 	}
-	ot, err := s.store.TakeOneTime(ctx, secret.Hash(handle), oneTimeKindConsent, s.now())
+	// Check, then spend: the pending consent is looked at without consuming it
+	// and spent only once this session, on this host, gave a valid answer, so
+	// another session that learned the handle cannot burn the user's request.
+	hash := secret.Hash(handle)
+	ot, err := s.store.GetOneTime(ctx, hash, oneTimeKindConsent, s.now())
 	if errors.Is(err, store.ErrNotFound) {
-		renderError(w, r, http.StatusBadRequest, "Request expired", "This approval request has expired or was already answered. Start again from the application.", "")
+		renderConsentExpired(w, r)
 		return
 	}
 	if err != nil {
-		s.log.ErrorContext(ctx, "oauth: take consent request", "err", err)
+		s.log.ErrorContext(ctx, "oauth: get consent request", "err", err)
 		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "The approval could not be processed. Try again later.", "")
 		return
 	}
@@ -286,22 +290,38 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request, h *hosts.
 		renderError(w, r, http.StatusForbidden, "Invalid form", "This approval request belongs to another session. Start again from the application.", "")
 		return
 	}
+	action := form.Get("action")
+	if action != actionApprove && action != actionDeny {
+		renderError(w, r, http.StatusBadRequest, "Invalid form", "Choose Approve or Deny.", "")
+		return
+	}
 	// The client may have been deleted or its document changed meanwhile.
 	client, err := s.lookupClient(ctx, req.ClientID)
 	if err != nil || !matchRedirectURI(client.RedirectURIs, req.RedirectURI) {
 		renderError(w, r, http.StatusBadRequest, "Unknown application", "This application is no longer registered here. Start again from the application.", req.ClientID)
 		return
 	}
-	switch form.Get("action") {
-	case actionApprove:
+	// Spend: of concurrent answers, exactly one takes the request.
+	if _, err := s.store.TakeOneTime(ctx, hash, oneTimeKindConsent, s.now()); errors.Is(err, store.ErrNotFound) {
+		renderConsentExpired(w, r)
+		return
+	} else if err != nil {
+		s.log.ErrorContext(ctx, "oauth: take consent request", "err", err)
+		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "The approval could not be processed. Try again later.", "")
+		return
+	}
+	if action == actionApprove {
 		s.log.InfoContext(ctx, "oauth: consent approved", "request_id", requestID(r), "client_id", req.ClientID, "session_id", sess.ID, "resource", req.Resource)
 		s.issueCode(w, r, req, sess)
-	case actionDeny:
-		s.log.InfoContext(ctx, "oauth: consent denied", "request_id", requestID(r), "client_id", req.ClientID)
-		s.redirectResult(w, r, req.RedirectURI, req.Issuer, req.State, url.Values{"error": {errAccessDenied}, "error_description": {"the user denied access"}})
-	default:
-		renderError(w, r, http.StatusBadRequest, "Invalid form", "Choose Approve or Deny.", "")
+		return
 	}
+	s.log.InfoContext(ctx, "oauth: consent denied", "request_id", requestID(r), "client_id", req.ClientID)
+	s.redirectResult(w, r, req.RedirectURI, req.Issuer, req.State, url.Values{"error": {errAccessDenied}, "error_description": {"the user denied access"}})
+}
+
+// renderConsentExpired is the page of a consent answer whose request is gone.
+func renderConsentExpired(w http.ResponseWriter, r *http.Request) {
+	renderError(w, r, http.StatusBadRequest, "Request expired", "This approval request has expired or was already answered. Start again from the application.", "")
 }
 
 // issueCode stores a fresh authorization code for req and sends the browser

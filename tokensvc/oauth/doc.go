@@ -61,6 +61,13 @@
 //   - An authorization code is single-use (atomic TakeAuthCode) and lives
 //     60 seconds. A redeemed code is remembered for 10 minutes; presenting it
 //     again revokes the grant and access token it yielded (RFC 6749 §4.1.2).
+//   - One-time values are checked, then spent: the token endpoint looks at a
+//     code (GetAuthCode) and verifies its client, redirect URI, PKCE verifier,
+//     issuer and resource before taking it; the consent endpoint looks at a
+//     pending consent (GetOneTime) and verifies its session, issuer and the
+//     answer before taking it. A refused attempt (invalid_grant, or the error
+//     page) leaves the value to the one it is bound to; the take is still the
+//     single atomic step, so concurrent redemptions yield one success.
 //   - A refresh token is always rotated. Presenting a rotated one revokes its
 //     whole grant and the grant's access tokens. Two concurrent refreshes with
 //     the same token therefore end the family; clients must serialise refresh.

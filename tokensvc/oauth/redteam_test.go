@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -109,5 +110,106 @@ func TestRedTeam_ConsentForAnUnboundTokenSaysEveryServerOfTheGateway(t *testing.
 	body = e.get(soloIssuer+paths.Authorize+"?"+p.Encode(), sess.ID).Body.String()
 	if !strings.Contains(body, "on the MCP servers of <strong>"+soloIssuer+"</strong>") || !strings.Contains(body, resSolo) {
 		t.Errorf("consent page for a bound token:\n%s", body)
+	}
+}
+
+// Attack (burn the victim's code): someone who has seen an authorization code — in a log,
+// a Referer, a shared screen — but is not its client, or lacks the PKCE verifier, presents
+// it anyway. The attempt must fail with invalid_grant and must not spend the code: its
+// rightful client still redeems it.
+func TestRedTeam_ForeignRedemptionDoesNotBurnTheCode(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	victim := e.register(nil)
+	attacker := e.register(nil)
+	sess := e.newSession("alice")
+	cases := []struct {
+		name   string
+		attack func(code, verifier string) *httptest.ResponseRecorder
+	}{
+		{"attacker's verifier", func(code, _ string) *httptest.ResponseRecorder {
+			v, _ := pkce()
+			return e.token(victim, codeForm(victim, code, v))
+		}},
+		{"no verifier", func(code, _ string) *httptest.ResponseRecorder {
+			f := codeForm(victim, code, "")
+			f.Del("code_verifier")
+			return e.token(victim, f)
+		}},
+		{"attacker's client", func(code, verifier string) *httptest.ResponseRecorder {
+			return e.token(attacker, codeForm(victim, code, verifier))
+		}},
+		{"attacker's redirect URI", func(code, verifier string) *httptest.ResponseRecorder {
+			f := codeForm(victim, code, verifier)
+			f.Set("redirect_uri", "http://127.0.0.1:33418/other")
+			return e.token(victim, f)
+		}},
+		{"another issuer", func(code, verifier string) *httptest.ResponseRecorder {
+			f := codeForm(victim, code, verifier)
+			f.Del("resource")
+			return e.tokenAt(soloIssuer, victim, f)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, verifier := e.authorizeCode(victim, sess, nil)
+			for range 3 {
+				wantOAuthError(t, tc.attack(code, verifier), http.StatusBadRequest, errInvalidGrant)
+			}
+			tr := tokens(t, e.token(victim, codeForm(victim, code, verifier)))
+			if _, err := e.srv.ValidateAccessToken(context.Background(), tr.AccessToken, resMain); err != nil {
+				t.Fatalf("the rightful client's token: %v", err)
+			}
+			// Spent now: a replay still fails and revokes what the code produced.
+			wantOAuthError(t, e.token(victim, codeForm(victim, code, verifier)), http.StatusBadRequest, errInvalidGrant)
+			if _, err := e.srv.ValidateAccessToken(context.Background(), tr.AccessToken, resMain); err == nil {
+				t.Error("the token of a replayed code is still valid")
+			}
+		})
+	}
+}
+
+// Attack (burn the victim's consent): mallory learns alice's pending consent handle and
+// posts it from her own session, or at another host. The answer is refused and alice's
+// pending approval stays answerable.
+func TestRedTeam_ForeignConsentAnswerDoesNotBurnTheRequest(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := e.register(nil)
+	alice, mallory := e.newSession("alice"), e.newSession("mallory")
+	_, challenge := pkce()
+	cases := []struct {
+		name   string
+		attack func(handle string) *httptest.ResponseRecorder
+		status int
+	}{
+		{"mallory's session", func(h string) *httptest.ResponseRecorder {
+			return e.answerConsent(issuer, mallory.ID, h, actionApprove)
+		}, http.StatusForbidden},
+		{"mallory's session denies", func(h string) *httptest.ResponseRecorder {
+			return e.answerConsent(issuer, mallory.ID, h, actionDeny)
+		}, http.StatusForbidden},
+		{"another host", func(h string) *httptest.ResponseRecorder {
+			return e.answerConsent(soloIssuer, alice.ID, h, actionApprove)
+		}, http.StatusForbidden},
+		{"no action", func(h string) *httptest.ResponseRecorder {
+			return e.answerConsent(issuer, alice.ID, h, "")
+		}, http.StatusBadRequest},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			handle := consentHandle(t, e.get(issuer+paths.Authorize+"?"+authParams(c, challenge).Encode(), alice.ID))
+			rec := tc.attack(handle)
+			if rec.Code != tc.status || rec.Header().Get("Location") != "" {
+				t.Fatalf("attack: status %d, Location %q", rec.Code, rec.Header().Get("Location"))
+			}
+			rec = e.answerConsent(issuer, alice.ID, handle, actionApprove)
+			if rec.Code != http.StatusSeeOther || location(t, rec).Query().Get("code") == "" {
+				t.Fatalf("alice's approval after the attack: status %d, Location %q", rec.Code, rec.Header().Get("Location"))
+			}
+			if rec := e.answerConsent(issuer, alice.ID, handle, actionApprove); rec.Code != http.StatusBadRequest {
+				t.Fatalf("second approval: status %d", rec.Code)
+			}
+		})
 	}
 }
