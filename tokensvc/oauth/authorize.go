@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -79,13 +80,22 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 		return
 	}
 
-	// The redirect URI is verified: from here on, errors go back to the client.
+	// The redirect URI is registered. Errors go back to it only for clients the
+	// operator configured; anyone can register a client or publish a metadata
+	// document, so for those the user sees the error page instead, until the
+	// consent page has shown where the browser is being sent (RFC 9700
+	// §4.11.2).
 	state := ""
 	if len(params["state"]) == 1 {
 		state = params.Get("state")
 	}
+	redirectErrors := redirectsErrorsBeforeConsent(client)
 	fail := func(code, desc string) {
-		s.redirectResult(w, r, redirectURI, h.Origin, state, url.Values{"error": {code}, "error_description": {desc}})
+		if redirectErrors {
+			s.redirectResult(w, r, redirectURI, h.Origin, state, url.Values{"error": {code}, "error_description": {desc}})
+			return
+		}
+		s.renderAuthorizeError(w, r, client, code, desc)
 	}
 	req, code, desc := s.validateAuthParams(params, client, h)
 	if code != "" {
@@ -121,6 +131,14 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 		return
 	}
 	if promptNone {
+		// This server asks for consent every time, so consent is required. Tell
+		// the client only if this user has approved it before (a live grant of
+		// this session): otherwise the answer would reveal to anyone who
+		// registered a client that the user is signed in.
+		if s.approvedInSession(ctx, sess.ID, client.ID) {
+			s.redirectResult(w, r, redirectURI, h.Origin, state, url.Values{"error": {errConsentRequired}, "error_description": {"the user must approve this application"}})
+			return
+		}
 		fail(errConsentRequired, "the user must approve this application")
 		return
 	}
@@ -154,6 +172,51 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 		CSRF:         s.sessions.CSRFToken(r),
 		Request:      handle,
 	})
+}
+
+// redirectsErrorsBeforeConsent reports whether authorization errors that
+// arise before the user has seen the consent page may be sent to c's redirect
+// URI. Only operator-configured (static) clients: a dynamically registered or
+// metadata-document client's redirect URI was chosen by whoever registered it,
+// so redirecting there would make the gateway an open redirector.
+func redirectsErrorsBeforeConsent(c store.Client) bool { return c.Kind == store.ClientStatic }
+
+// renderAuthorizeError shows an authorization error that is not sent to the
+// client. prompt=none errors share one page whatever the reason, so that the
+// page says nothing about whether the user is signed in.
+func (s *Server) renderAuthorizeError(w http.ResponseWriter, r *http.Request, c store.Client, code, desc string) {
+	s.log.InfoContext(r.Context(), "oauth: authorization request refused", "request_id", requestID(r), "client_id", c.ID, "error", code, "reason", desc)
+	status := http.StatusBadRequest
+	title := "Invalid authorization request"
+	msg := "The application sent an authorization request this gateway does not accept (" + code + ": " + desc + "), so you are not being sent back to it. Start again from the application; if this persists, report it to the application's developer."
+	switch code {
+	case errLoginRequired, errConsentRequired:
+		title = "Sign-in and approval needed"
+		msg = "The application asked to be let in without showing you a sign-in or approval page (prompt=none). Start again from the application to sign in and approve it."
+	case errServerError:
+		status = http.StatusInternalServerError
+		title = "Something went wrong"
+		msg = "The authorization request could not be processed. Try again later."
+	}
+	renderError(w, r, status, title, msg, c.ID)
+}
+
+// approvedInSession reports whether the user of sessionID has approved
+// clientID in that session: a grant of it that is neither revoked nor
+// expired. A storage error counts as no.
+func (s *Server) approvedInSession(ctx context.Context, sessionID, clientID string) bool {
+	grants, err := s.store.ListGrantsBySession(ctx, sessionID)
+	if err != nil {
+		s.log.WarnContext(ctx, "oauth: list grants of session", "err", err)
+		return false
+	}
+	now := s.now()
+	for _, g := range grants {
+		if g.ClientID == clientID && g.RevokedAt.IsZero() && (g.ExpiresAt.IsZero() || now.Before(g.ExpiresAt)) {
+			return true
+		}
+	}
+	return false
 }
 
 // validateAuthParams checks the parameters after client_id and

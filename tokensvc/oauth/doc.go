@@ -87,6 +87,19 @@
 //     Codes and grants bound to a resource are only redeemable at the issuer
 //     that serves the resource; unbound tokens are valid at every route by
 //     design (DESIGN §2.9), so no issuer binding is needed for them.
+//   - Authorization errors are redirected to the client only when its
+//     redirect URI is vouched for. Until client_id and redirect_uri are
+//     verified, always the error page. After that, for an operator-configured
+//     (store.ClientStatic) client, errors go to its redirect URI as RFC 6749
+//     §4.1.2.1 says. A dynamically registered or metadata-document client was
+//     set up by anyone, so errors before consent (bad response_type, missing
+//     PKCE, invalid resource, prompt=none…) show the error page with the
+//     request ID instead (RFC 9700 §4.11.2): the gateway is no open
+//     redirector. Once the user has seen the consent page, which names the
+//     redirect host, errors (access_denied) go back to the client. prompt=none
+//     for such a client redirects (consent_required) only if the user holds a
+//     live grant of it in this session; otherwise the page says nothing about
+//     whether the user is signed in. Consent itself is not remembered.
 //   - Dynamic client registration is open to anyone and each registration is
 //     stored for up to 30 idle days, so it is rate limited per replica
 //     (WithRegistrationLimit; 429 with Retry-After beyond it).

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -211,5 +212,121 @@ func TestRedTeam_ForeignConsentAnswerDoesNotBurnTheRequest(t *testing.T) {
 				t.Fatalf("second approval: status %d", rec.Code)
 			}
 		})
+	}
+}
+
+// Attack (open redirector): registration is anonymous, so an attacker registers
+// https://evil.example/phish and links victims to the gateway's authorization endpoint with
+// a request that fails before consent — implicit flow, no PKCE, prompt=none. The gateway
+// must not send the browser to the attacker's URI (RFC 9700 §4.11.2) and prompt=none must
+// not tell the attacker whether the victim is signed in: the user sees the gateway's error
+// page, with the request ID, whatever the victim's state.
+func TestRedTeam_AuthorizeErrorsBeforeConsentNeverRedirectToUnvettedClients(t *testing.T) {
+	t.Parallel()
+	d := newDocServer(t)
+	e := newEnv(t, WithDocumentClient(loopbackDocClient(d, 0)))
+	const phish = "https://evil.example/phish"
+	dyn := e.register(map[string]any{"redirect_uris": []string{phish}})
+	doc := registered{ID: d.base() + "/client.json", RedirectURI: loopbackCB}
+	alice := e.newSession("alice")
+	_, challenge := pkce()
+	cases := []struct {
+		name   string
+		mutate func(url.Values)
+	}{
+		{"implicit flow", func(p url.Values) { p.Set("response_type", "token") }},
+		{"no response_type", func(p url.Values) { p.Del("response_type") }},
+		{"no PKCE", func(p url.Values) { p.Del("code_challenge"); p.Del("code_challenge_method") }},
+		{"plain PKCE", func(p url.Values) { p.Set("code_challenge_method", "plain") }},
+		{"foreign resource", func(p url.Values) { p.Set("resource", "https://evil.example/mcp") }},
+		{"request object", func(p url.Values) { p.Set("request", "eyJ") }},
+		{"malformed scope", func(p url.Values) { p.Set("scope", `a"b`) }},
+		{"prompt=none", func(p url.Values) { p.Set("prompt", "none") }},
+		{"prompt=none with implicit flow", func(p url.Values) { p.Set("prompt", "none"); p.Set("response_type", "token") }},
+	}
+	for _, client := range []struct {
+		kind string
+		c    registered
+	}{{"registered client", dyn}, {"metadata document client", doc}} {
+		for _, tc := range cases {
+			for _, signedIn := range []bool{false, true} {
+				name := client.kind + "/" + tc.name + "/signed out"
+				sid := ""
+				if signedIn {
+					name, sid = client.kind+"/"+tc.name+"/signed in", alice.ID
+				}
+				t.Run(name, func(t *testing.T) {
+					p := authParams(client.c, challenge)
+					tc.mutate(p)
+					req := httptest.NewRequest(http.MethodGet, issuer+paths.Authorize+"?"+p.Encode(), nil)
+					if sid != "" {
+						req.AddCookie(&http.Cookie{Name: testCookie, Value: sid})
+					}
+					req.Header.Set("X-Request-Id", "req-phish-1")
+					rec := e.do(req)
+					if loc := rec.Header().Get("Location"); loc != "" {
+						t.Fatalf("status %d: the browser is sent to %s", rec.Code, loc)
+					}
+					if rec.Code != http.StatusBadRequest || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+						t.Fatalf("status %d, Content-Type %q, want the 400 error page", rec.Code, rec.Header().Get("Content-Type"))
+					}
+					body := rec.Body.String()
+					if !strings.Contains(body, "req-phish-1") || strings.Contains(body, "evil.example") {
+						t.Errorf("page must name the request ID and never the redirect target:\n%s", body)
+					}
+					if strings.Contains(body, "alice") {
+						t.Errorf("page reveals who is signed in:\n%s", body)
+					}
+				})
+			}
+		}
+	}
+	// prompt=none answers alike whether or not the victim is signed in.
+	p := authParams(dyn, challenge)
+	p.Set("prompt", "none")
+	out, in := e.get(issuer+paths.Authorize+"?"+p.Encode(), ""), e.get(issuer+paths.Authorize+"?"+p.Encode(), alice.ID)
+	strip := func(s string) string {
+		return regexp.MustCompile(`Request ID: <code>[^<]*</code>`).ReplaceAllString(s, "")
+	}
+	if out.Code != in.Code || strip(out.Body.String()) != strip(in.Body.String()) {
+		t.Errorf("prompt=none tells signed in (%d) from signed out (%d)", in.Code, out.Code)
+	}
+}
+
+// Once the user has approved a client (it holds a live grant of this browser session), the
+// redirect URI was shown to and accepted by the user, so prompt=none behaves as OpenID
+// Connect says: consent is still required (this server always asks), and that error goes
+// back to the client. Errors after consent (the user denies) also go back to the client.
+func TestAuthorize_PromptNoneRedirectsOnlyForAClientTheUserApproved(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := e.register(nil)
+	alice, bob := e.newSession("alice"), e.newSession("bob")
+	code, verifier := e.authorizeCode(c, alice, nil)
+	tokens(t, e.token(c, codeForm(c, code, verifier)))
+	_, challenge := pkce()
+	p := authParams(c, challenge)
+	p.Set("prompt", "none")
+
+	rec := e.get(issuer+paths.Authorize+"?"+p.Encode(), alice.ID)
+	if q := location(t, rec).Query(); q.Get("error") != errConsentRequired || q.Get("iss") != issuer || q.Get("state") != "st-123" {
+		t.Fatalf("approved client, prompt=none: %v", q)
+	}
+	// Another user of the same client never approved it.
+	if rec := e.get(issuer+paths.Authorize+"?"+p.Encode(), bob.ID); rec.Code != http.StatusBadRequest || rec.Header().Get("Location") != "" {
+		t.Fatalf("bob, prompt=none: status %d Location %q", rec.Code, rec.Header().Get("Location"))
+	}
+	// An approval the user took back (sign-out revokes the session's grants) no longer counts.
+	if _, err := e.st.RevokeGrantsBySession(context.Background(), alice.ID, e.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if rec := e.get(issuer+paths.Authorize+"?"+p.Encode(), alice.ID); rec.Code != http.StatusBadRequest || rec.Header().Get("Location") != "" {
+		t.Fatalf("revoked approval, prompt=none: status %d Location %q", rec.Code, rec.Header().Get("Location"))
+	}
+	// The normal flow still ends at the client, and so does a denial after consent.
+	p.Del("prompt")
+	handle := consentHandle(t, e.get(issuer+paths.Authorize+"?"+p.Encode(), alice.ID))
+	if q := location(t, e.answerConsent(issuer, alice.ID, handle, actionDeny)).Query(); q.Get("error") != errAccessDenied {
+		t.Fatalf("deny: %v", q)
 	}
 }
