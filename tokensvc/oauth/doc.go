@@ -101,8 +101,17 @@
 //     live grant of it in this session; otherwise the page says nothing about
 //     whether the user is signed in. Consent itself is not remembered.
 //   - Dynamic client registration is open to anyone and each registration is
-//     stored for up to 30 idle days, so it is rate limited per replica
-//     (WithRegistrationLimit; 429 with Retry-After beyond it).
+//     stored for up to 30 idle days, so it is bounded in size (body 16 KiB,
+//     10 redirect URIs of 2000 bytes, name 200 characters, scope 1000 bytes)
+//     and rate limited per replica, per caller and route host
+//     (WithCallerRegistrationLimit) and per route host
+//     (WithRegistrationLimit); 429 with Retry-After beyond. The caller is the
+//     peer address, an IPv6 one reduced to its /64; X-Forwarded-For counts
+//     only with token_service.trusted_proxy_hops (WithTrustedProxyHops), as
+//     a forged header would otherwise buy a fresh budget per request. The
+//     budgets of at most 10000 callers are kept, least recently seen
+//     forgotten first, so a caller with very many addresses can still reset
+//     its own budget: the per-host limit is what bounds the store then.
 //   - The consent page's Content-Security-Policy has no form-action
 //     directive (the other pages have form-action 'self'): Chrome and Safari
 //     apply form-action to the redirects that follow a form submission, so it

@@ -18,12 +18,12 @@ import (
 	"github.com/mcpmesh/gateway/shared/paths"
 )
 
-// bigRegistration is the largest client metadata the registration endpoint accepts: 20
-// redirect URIs of about 2000 bytes each (~40 KB stored per client).
+// bigRegistration is about the largest client metadata the registration endpoint accepts:
+// maxRedirectURIs redirect URIs filling the body limit.
 func bigRegistration(i int) string {
 	uris := make([]string, maxRedirectURIs)
 	for j := range uris {
-		uris[j] = "https://flood.example/" + strconv.Itoa(i) + "/" + strconv.Itoa(j) + "/" + strings.Repeat("a", maxRedirectURILen-40)
+		uris[j] = "https://flood.example/" + strconv.Itoa(i) + "/" + strconv.Itoa(j) + "/" + strings.Repeat("a", min(maxRedirectURILen, (maxRegistrationBodyBytes-200)/maxRedirectURIs)-40)
 	}
 	b, _ := json.Marshal(map[string]any{"client_name": "flood", "redirect_uris": uris, "token_endpoint_auth_method": "none"})
 	return string(b)
@@ -328,5 +328,144 @@ func TestAuthorize_PromptNoneRedirectsOnlyForAClientTheUserApproved(t *testing.T
 	handle := consentHandle(t, e.get(issuer+paths.Authorize+"?"+p.Encode(), alice.ID))
 	if q := location(t, e.answerConsent(issuer, alice.ID, handle, actionDeny)).Query(); q.Get("error") != errAccessDenied {
 		t.Fatalf("deny: %v", q)
+	}
+}
+
+// registerFrom posts a registration to origin as the caller at remote (a peer address),
+// with X-Forwarded-For headers xff.
+func registerFrom(e *env, origin, remote, body string, xff ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, origin+paths.Register, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.RemoteAddr = remote
+	for _, v := range xff {
+		req.Header.Add("X-Forwarded-For", v)
+	}
+	return e.do(req)
+}
+
+const smallRegistration = `{"redirect_uris":["` + loopbackCB + `"],"token_endpoint_auth_method":"none"}`
+
+// Attack (lock everyone out): one anonymous caller floods the registration endpoint until
+// it answers 429. Its budget ends, and only its own: a real client at another address, and
+// the same flood at another route host, still register. Forging X-Forwarded-For (not
+// trusted by default) or moving within one IPv6 /64 does not buy a fresh budget.
+func TestRedTeam_OneCallerCannotShutRegistrationForEveryone(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		flood func(e *env, i int) *httptest.ResponseRecorder
+	}{
+		{"one address", func(e *env, _ int) *httptest.ResponseRecorder {
+			return registerFrom(e, issuer, "203.0.113.7:4711", smallRegistration)
+		}},
+		{"forged X-Forwarded-For", func(e *env, i int) *httptest.ResponseRecorder {
+			return registerFrom(e, issuer, "203.0.113.7:4711", smallRegistration, "198.51.100."+strconv.Itoa(i%250))
+		}},
+		{"addresses of one IPv6 /64", func(e *env, i int) *httptest.ResponseRecorder {
+			return registerFrom(e, issuer, "[2001:db8:1:2::"+strconv.FormatInt(int64(i+1), 16)+"]:4711", smallRegistration)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			created := 0
+			for i := range 400 {
+				rec := tc.flood(e, i)
+				switch rec.Code {
+				case http.StatusCreated:
+					created++
+				case http.StatusTooManyRequests:
+					if ra, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil || ra < 1 {
+						t.Fatalf("429 without a usable Retry-After: %q", rec.Header().Get("Retry-After"))
+					}
+					wantOAuthError(t, rec, http.StatusTooManyRequests, errTemporarilyUnavailable)
+				default:
+					t.Fatalf("registration %d: status %d: %s", i, rec.Code, rec.Body)
+				}
+			}
+			for _, remote := range []string{"192.0.2.10:5555", "[2001:db8:9::1]:5555"} {
+				if rec := registerFrom(e, issuer, remote, smallRegistration); rec.Code != http.StatusCreated {
+					t.Fatalf("a real client at %s after the flood: status %d: %s", remote, rec.Code, rec.Body)
+				}
+			}
+			if rec := registerFrom(e, soloIssuer, "192.0.2.11:5555", smallRegistration); rec.Code != http.StatusCreated {
+				t.Fatalf("a real client at another host after the flood: status %d: %s", rec.Code, rec.Body)
+			}
+			if created > defaultCallerRegistrationBurst {
+				t.Fatalf("one caller registered %d clients at once, want at most %d", created, defaultCallerRegistrationBurst)
+			}
+		})
+	}
+}
+
+// Behind trusted proxies (token_service.trusted_proxy_hops), callers are told apart by the
+// address the outermost proxy saw; what a caller writes to the left of it is ignored.
+func TestRedTeam_TrustedProxyHopsCountTheRealCaller(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, WithTrustedProxyHops(1), WithCallerRegistrationLimit(0.001, 5, 100))
+	proxy := "10.0.0.2:8080"
+	for i := range 20 {
+		rec := registerFrom(e, issuer, proxy, smallRegistration, "198.51.100."+strconv.Itoa(i)+", 203.0.113.7")
+		if want := http.StatusCreated; i >= 5 {
+			if rec.Code != http.StatusTooManyRequests {
+				t.Fatalf("registration %d of one caller with forged entries: status %d", i, rec.Code)
+			}
+		} else if rec.Code != want {
+			t.Fatalf("registration %d: status %d", i, rec.Code)
+		}
+	}
+	if rec := registerFrom(e, issuer, proxy, smallRegistration, "203.0.113.8"); rec.Code != http.StatusCreated {
+		t.Fatalf("another caller through the same proxy: status %d", rec.Code)
+	}
+}
+
+// Attack (fill the store): registrations are anonymous and kept for 30 days, so their size
+// is bounded: too many or too long redirect URIs, an overlong name or scope, or an
+// oversized body are refused with the RFC 7591 error that names the problem.
+func TestRedTeam_OversizedRegistrationIsRefused(t *testing.T) {
+	t.Parallel()
+	uris := func(n, length int) []string {
+		out := make([]string, n)
+		for i := range out {
+			p := "https://client.example/" + strconv.Itoa(i) + "/"
+			out[i] = p + strings.Repeat("a", length-len(p))
+		}
+		return out
+	}
+	reg := func(m map[string]any) string {
+		if _, ok := m["redirect_uris"]; !ok {
+			m["redirect_uris"] = []string{loopbackCB}
+		}
+		m["token_endpoint_auth_method"] = "none"
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	cases := []struct {
+		name, body, code, desc string
+	}{
+		{"eleven redirect URIs", reg(map[string]any{"redirect_uris": uris(11, 60)}), errInvalidRedirectURI, "at most 10 redirect_uris"},
+		{"redirect URI of 2001 bytes", reg(map[string]any{"redirect_uris": uris(1, 2001)}), errInvalidRedirectURI, "longer than 2000 bytes"},
+		{"client_name of 201 characters", reg(map[string]any{"client_name": strings.Repeat("é", 201)}), errInvalidClientMetadata, "client_name must be at most 200"},
+		{"scope of 1001 bytes", reg(map[string]any{"scope": strings.Repeat("s", 1001)}), errInvalidClientMetadata, "scope is too long"},
+		{"17 KiB body", reg(map[string]any{"logo_uri": "https://client.example/" + strings.Repeat("l", 17<<10)}), errInvalidClientMetadata, "larger than 16384 bytes"},
+		{"17 KiB of redirect URIs", reg(map[string]any{"redirect_uris": uris(10, 1750)}), errInvalidClientMetadata, "larger than 16384 bytes"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			rec := postJSON(e, tc.body)
+			wantOAuthError(t, rec, http.StatusBadRequest, tc.code)
+			if !strings.Contains(rec.Body.String(), tc.desc) {
+				t.Errorf("description does not say %q: %s", tc.desc, rec.Body)
+			}
+		})
+	}
+	// At the limits it is accepted.
+	e := newEnv(t)
+	body := reg(map[string]any{"redirect_uris": uris(10, 1500), "client_name": strings.Repeat("n", 200), "scope": "offline_access"})
+	if rec := postJSON(e, body); rec.Code != http.StatusCreated {
+		t.Fatalf("registration at the limits (%d bytes): status %d: %s", len(body), rec.Code, rec.Body)
 	}
 }
