@@ -22,8 +22,11 @@
 //  4. The authenticate host stores a one-time "handoff" code (60 s) naming the session,
 //     the route host and the pre-session nonce hash, and redirects to the route host's
 //     paths.Handoff?code=….
-//  5. The route host takes the code, checks it was minted for this host and that the
-//     browser holds the pre-session nonce, creates a store.BrowserCookie bound to the host,
+//  5. The route host looks the code up, checks it was minted for this host and that the
+//     browser holds the pre-session nonce, and only then spends it (store.PeekOneTime, then
+//     the atomic TakeOneTime): a refused attempt, from another browser or on another host,
+//     leaves the code to the browser it was minted for, and of concurrent attempts (on any
+//     replica) exactly one wins. It creates a store.BrowserCookie bound to the host,
 //     sets checkapi.SessionCookie (HttpOnly, SameSite=Lax, Secure on https, host-only;
 //     Path=/ on hosts with mcp.client or plain routes, Path=/.gateway/ on hosts that serve
 //     only mcp.server routes, so the cookie never travels to an MCP server upstream) and

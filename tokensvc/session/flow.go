@@ -275,9 +275,14 @@ func (m *Manager) Handoff(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, "GET")
 		return
 	}
+	// Check, then spend: the code is looked up, its host and browser bindings verified, and
+	// only then consumed, so that a refused attempt (another browser, another host) cannot
+	// burn the code of the browser it was minted for. TakeOneTime keeps it single use.
+	const spent = "This sign-in link has expired or was already used. Reload the application to sign in again."
+	code := r.URL.Query().Get("code")
 	var ho handoff
-	if err := m.takeOneTime(r.Context(), r.URL.Query().Get("code"), kindHandoff, &ho); err != nil {
-		m.flowError(w, r, err, "This sign-in link has expired or was already used. Reload the application to sign in again.")
+	if err := m.peekOneTime(r.Context(), code, kindHandoff, &ho); err != nil {
+		m.flowError(w, r, err, spent)
 		return
 	}
 	if ho.Host != h.Authority {
@@ -288,6 +293,10 @@ func (m *Manager) Handoff(w http.ResponseWriter, r *http.Request) {
 	if !sameBrowser(r, SignInCookie, ho.Browser) {
 		m.log.WarnContext(r.Context(), "handoff from another browser refused")
 		renderError(w, http.StatusForbidden, "This sign-in was started in another browser. Reload the application to sign in again.")
+		return
+	}
+	if _, err := m.store.TakeOneTime(r.Context(), secret.Hash(code), kindHandoff, m.now()); err != nil {
+		m.flowError(w, r, err, spent)
 		return
 	}
 	s, err := m.store.GetSession(r.Context(), ho.SessionID)
@@ -465,6 +474,21 @@ func (m *Manager) takeOneTime(ctx context.Context, value, kind string, v any) er
 		return store.ErrNotFound
 	}
 	one, err := m.store.TakeOneTime(ctx, secret.Hash(value), kind, m.now())
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(one.Payload, v); err != nil {
+		return fmt.Errorf("decode %s: %w", kind, err)
+	}
+	return nil
+}
+
+// peekOneTime decodes the payload of value of kind into v without spending it.
+func (m *Manager) peekOneTime(ctx context.Context, value, kind string, v any) error {
+	if !plausibleToken(value) {
+		return store.ErrNotFound
+	}
+	one, err := m.store.PeekOneTime(ctx, secret.Hash(value), kind, m.now())
 	if err != nil {
 		return err
 	}

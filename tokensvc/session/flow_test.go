@@ -141,7 +141,11 @@ func TestHandoff_FromAnotherBrowserRefused(t *testing.T) {
 	if sub, _ := victim.whoami(appOrigin); sub != "" {
 		t.Fatalf("victim signed in as %q", sub)
 	}
-	// The code was single use.
+	// The refused attempt did not spend the code: it stays with the browser it was minted
+	// for (here the attacker's own sign-in), and it is single use.
+	if resp := attacker.do(http.MethodGet, handoffURL, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("owner's handoff after a refused attempt: status %d, want 303", resp.StatusCode)
+	}
 	if resp := attacker.do(http.MethodGet, handoffURL, nil); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("replayed handoff: status %d, want 400", resp.StatusCode)
 	}

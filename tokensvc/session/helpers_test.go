@@ -131,7 +131,7 @@ func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unloc
 type env struct {
 	t       *testing.T
 	cfg     *config.Config
-	store   *memory.Store
+	store   store.Store
 	idp     *fakeIdP
 	clock   *clock
 	m       *Manager
@@ -139,6 +139,13 @@ type env struct {
 }
 
 func newEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvOn(t, memory.New(), newFakeIdP(), &clock{t: time.Unix(1_700_000_000, 0)})
+}
+
+// newEnvOn is newEnv on st with provider and clock; two envs on one store, provider and clock
+// are two replicas of the token service.
+func newEnvOn(t *testing.T, st store.Store, provider *fakeIdP, clk *clock) *env {
 	t.Helper()
 	cfg := &config.Config{
 		RuntimeFlags:           map[string]bool{"mcp": true},
@@ -151,7 +158,7 @@ func newEnv(t *testing.T) *env {
 			{From: mcpOrigin + "/mcp", To: "http://mcp.internal", MCP: &config.MCP{Server: &config.MCPServer{}}},
 		},
 	}
-	e := &env{t: t, cfg: cfg, store: memory.New(), idp: newFakeIdP(), clock: &clock{t: time.Unix(1_700_000_000, 0)}}
+	e := &env{t: t, cfg: cfg, store: st, idp: provider, clock: clk}
 	table := hosts.NewTable(cfg)
 	m, err := New(cfg, e.store, e.idp, table, WithClock(e.clock.now))
 	if err != nil {

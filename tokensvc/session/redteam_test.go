@@ -5,12 +5,18 @@ package session
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpmesh/gateway/shared/checkapi"
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
+	"github.com/mcpmesh/gateway/tokensvc/store"
+	"github.com/mcpmesh/gateway/tokensvc/store/postgres"
+	"github.com/mcpmesh/gateway/tokensvc/store/postgres/pgtest"
 )
 
 func jarHas(b *browser, rawURL, name string) *http.Cookie {
@@ -142,5 +148,108 @@ func TestRedTeam_AuthenticateCookieStaysOnItsSignInPath(t *testing.T) {
 	b.signIn(mcpOrigin, "/.gateway/x", "ignored")
 	if e.idp.logins != 1 {
 		t.Errorf("provider logins = %d, want 1", e.idp.logins)
+	}
+}
+
+// Attack: the hand-over code is spent before its bindings are checked. Whoever sees a
+// victim's hand-over link (a shared screen, a proxy log, a browser extension) opens it first
+// in another browser, or on another route host: that attempt is refused, but it burnt the
+// code, so the victim's own sign-in then fails. A refused attempt must leave the code to the
+// browser it was minted for; it stays single use.
+func TestRedTeam_ForeignHandoffAttemptDoesNotBurnTheVictimsCode(t *testing.T) {
+	t.Parallel()
+	for name, foreign := range map[string]func(e *env, handoffURL string) *http.Response{
+		"another browser": func(e *env, handoffURL string) *http.Response {
+			return e.browser().do(http.MethodGet, handoffURL, nil)
+		},
+		"another route host": func(e *env, handoffURL string) *http.Response {
+			u, _ := url.Parse(handoffURL)
+			return e.browser().do(http.MethodGet, mcpOrigin+paths.Handoff+"?"+u.RawQuery, nil)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			victim := e.browser()
+			_, at := victim.follow(appOrigin + paths.SignIn + "?return_to=/dash")
+			cb := victim.do(http.MethodGet, e.idp.login(t, at, "alice"), nil)
+			handoffURL := cb.Header.Get("Location")
+			if resp := foreign(e, handoffURL); resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusBadRequest {
+				t.Fatalf("foreign attempt: status %d, want a refusal", resp.StatusCode)
+			}
+			resp := victim.do(http.MethodGet, handoffURL, nil)
+			if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/dash" {
+				t.Fatalf("victim's own hand-over after a foreign attempt: status %d Location %q, want 303 to /dash", resp.StatusCode, resp.Header.Get("Location"))
+			}
+			if sub, _ := victim.whoami(appOrigin); sub != "alice" {
+				t.Fatalf("victim signed in as %q, want alice", sub)
+			}
+			if resp := victim.do(http.MethodGet, handoffURL, nil); resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("replayed hand-over: status %d, want 400 (single use)", resp.StatusCode)
+			}
+		})
+	}
+}
+
+// Attack: the browser that owns a hand-over code fires it many times at once, at one replica
+// or at two sharing a PostgreSQL database (GATEWAY_TEST_POSTGRES_DSN; skipped without),
+// hoping for several session cookies from one code. Exactly one may win.
+func TestRedTeam_ConcurrentHandoffRedeemsOnce(t *testing.T) {
+	t.Parallel()
+	for name, replicas := range map[string]func(t *testing.T) (*env, *env){
+		"one replica": func(t *testing.T) (*env, *env) { e := newEnv(t); return e, e },
+		"two replicas on postgres": func(t *testing.T) (*env, *env) {
+			dsn := pgtest.DSN(t)
+			open := func() store.Store {
+				st, err := postgres.New(t.Context(), dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { st.Close() })
+				return st
+			}
+			provider, clk := newFakeIdP(), &clock{t: time.Now()}
+			return newEnvOn(t, open(), provider, clk), newEnvOn(t, open(), provider, clk)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			a, b := replicas(t)
+			br := a.browser()
+			_, at := br.follow(appOrigin + paths.SignIn + "?return_to=/")
+			handoffURL := br.do(http.MethodGet, a.idp.login(t, at, "alice"), nil).Header.Get("Location")
+			const n = 16
+			var wg sync.WaitGroup
+			codes := make([]int, n)
+			start := make(chan struct{})
+			for i := range n {
+				replica := []*env{a, b}[i%2]
+				wg.Go(func() {
+					<-start
+					req := httptest.NewRequest(http.MethodGet, handoffURL, nil)
+					for _, c := range br.jar.Cookies(req.URL) {
+						req.AddCookie(c)
+					}
+					rec := httptest.NewRecorder()
+					replica.handler.ServeHTTP(rec, req)
+					codes[i] = rec.Code
+				})
+			}
+			close(start)
+			wg.Wait()
+			wins := 0
+			for _, c := range codes {
+				switch c {
+				case http.StatusSeeOther:
+					wins++
+				case http.StatusBadRequest:
+				default:
+					t.Errorf("unexpected status %d", c)
+				}
+			}
+			if wins != 1 {
+				t.Fatalf("%d concurrent hand-overs succeeded, want exactly 1 (%v)", wins, codes)
+			}
+		})
 	}
 }

@@ -287,6 +287,11 @@ type UpstreamTokens interface {
 type OneTimes interface {
 	// PutOneTime stores v; ErrAlreadyExists if v.Hash is taken.
 	PutOneTime(ctx context.Context, v OneTime) error
+	// PeekOneTime returns the value of that hash and kind without consuming
+	// it, so the caller can check what it is bound to before spending it with
+	// TakeOneTime (a refused caller must not burn another's value).
+	// ErrNotFound if unknown, of another kind, or expired at now.
+	PeekOneTime(ctx context.Context, hash []byte, kind string, now time.Time) (OneTime, error)
 	// TakeOneTime atomically removes and returns the value of that hash and
 	// kind. Of concurrent callers exactly one gets it. ErrNotFound if
 	// unknown, of another kind (the value is then left in place), or expired.

@@ -510,6 +510,17 @@ func (s *Store) PutOneTime(ctx context.Context, v store.OneTime) error {
 	return nil
 }
 
+// PeekOneTime implements [store.OneTimes].
+func (s *Store) PeekOneTime(ctx context.Context, hash []byte, kind string, now time.Time) (store.OneTime, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.oneTimes[string(hash)]
+	if !ok || v.Kind != kind || !record.Live(v.ExpiresAt, now, false) {
+		return store.OneTime{}, notFound("peek one-time value")
+	}
+	return record.CopyOneTime(v), nil
+}
+
 // TakeOneTime implements [store.OneTimes].
 func (s *Store) TakeOneTime(ctx context.Context, hash []byte, kind string, now time.Time) (store.OneTime, error) {
 	s.mu.Lock()

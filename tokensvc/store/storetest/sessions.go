@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -181,4 +182,27 @@ func testOneTime(t *testing.T, s store.Store) {
 	got, err = s.TakeOneTime(ctx(t), empty.Hash, empty.Kind, t0)
 	wantErr(t, "take empty payload", err, nil)
 	wantEqual(t, "empty payload", got, normOneTime(empty))
+}
+
+func testOneTimePeek(t *testing.T, s store.Store) {
+	v := store.OneTime{Hash: Hash(t), Kind: "handoff", Payload: []byte(`{"host":"a"}`), ExpiresAt: t0.Add(time.Minute)}
+	must(t, s.PutOneTime(ctx(t), v))
+
+	_, err := s.PeekOneTime(ctx(t), v.Hash, "consent", t0)
+	wantErr(t, "peek with another kind", err, store.ErrNotFound)
+	_, err = s.PeekOneTime(ctx(t), v.Hash, v.Kind, v.ExpiresAt)
+	wantErr(t, "peek at expiry", err, store.ErrNotFound)
+	_, err = s.PeekOneTime(ctx(t), Hash(t), v.Kind, t0)
+	wantErr(t, "peek unknown", err, store.ErrNotFound)
+	for i := range 2 {
+		got, err := s.PeekOneTime(ctx(t), v.Hash, v.Kind, t0)
+		wantErr(t, fmt.Sprintf("peek %d", i+1), err, nil)
+		wantEqual(t, "peeked value", got, normOneTime(v))
+		got.Payload[0] = 'X' // a returned copy
+	}
+	got, err := s.TakeOneTime(ctx(t), v.Hash, v.Kind, t0)
+	wantErr(t, "take after peeks (peeking consumed nothing)", err, nil)
+	wantEqual(t, "taken value", got, normOneTime(v))
+	_, err = s.PeekOneTime(ctx(t), v.Hash, v.Kind, t0)
+	wantErr(t, "peek after take", err, store.ErrNotFound)
 }

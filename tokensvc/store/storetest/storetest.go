@@ -55,6 +55,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"UpstreamToken_PutGetDelete", testUpstreamToken},
 		{"OneTime_TakeIsSingleUseAndKindBound", testOneTime},
 		{"OneTime_ConcurrentTakeExactlyOneWins", testOneTimeConcurrent},
+		{"OneTime_PeekDoesNotConsume", testOneTimePeek},
+		{"OneTime_ConcurrentPeekThenTakeExactlyOneWins", testOneTimePeekThenTakeConcurrent},
 		{"DeleteExpired_CollectsOnlyGarbage", testDeleteExpired},
 	}
 	for _, tc := range tests {
