@@ -121,7 +121,11 @@ func TestSignIn_ProviderStateFromAnotherBrowserRefused(t *testing.T) {
 	if c := victim.cookie(authnOrigin+paths.AuthenticateSignIn, AuthnCookie); c != nil {
 		t.Error("victim received an authenticate session")
 	}
-	// The state is spent: the attacker cannot use it either.
+	// The refused callback spent nothing: the state still belongs to the browser that
+	// started it (here the attacker's own sign-in), where it completes once.
+	if resp := attacker.do(http.MethodGet, callback, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("owner's callback after a refused one: status %d, want 303", resp.StatusCode)
+	}
 	if resp := attacker.do(http.MethodGet, callback, nil); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("replayed state: status %d, want 400", resp.StatusCode)
 	}

@@ -45,6 +45,8 @@ type fakeIdP struct {
 	refreshes   int
 	lastRefresh idp.Tokens
 	onRefresh   func() // runs before Refresh answers, outside the lock
+	// reusableCodes plays a provider that lets a code be redeemed more than once.
+	reusableCodes bool
 }
 
 type fakeFlow struct {
@@ -93,7 +95,9 @@ func (f *fakeIdP) Exchange(_ context.Context, code, verifier, nonce string) (idp
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fl, ok := f.codes[code]
-	delete(f.codes, code)
+	if !f.reusableCodes {
+		delete(f.codes, code)
+	}
 	if !ok || subtle.ConstantTimeCompare([]byte(fl.verifier), []byte(verifier)) != 1 {
 		return idp.Identity{}, idp.Tokens{}, fmt.Errorf("exchange: %w: invalid_grant", idp.ErrRefused)
 	}

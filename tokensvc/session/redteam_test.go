@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
+	"github.com/mcpmesh/gateway/tokensvc/store/memory"
 	"github.com/mcpmesh/gateway/tokensvc/store/postgres"
 	"github.com/mcpmesh/gateway/tokensvc/store/postgres/pgtest"
 )
@@ -251,5 +253,210 @@ func TestRedTeam_ConcurrentHandoffRedeemsOnce(t *testing.T) {
 				t.Fatalf("%d concurrent hand-overs succeeded, want exactly 1 (%v)", wins, codes)
 			}
 		})
+	}
+}
+
+// countingStore counts the writes the session manager makes (taking a one-time value deletes
+// it: a write too).
+type countingStore struct {
+	store.Store
+	mu     sync.Mutex
+	writes map[string]int
+}
+
+func newCountingStore() *countingStore {
+	return &countingStore{Store: memory.New(), writes: map[string]int{}}
+}
+
+func (c *countingStore) count(op string) {
+	c.mu.Lock()
+	c.writes[op]++
+	c.mu.Unlock()
+}
+
+func (c *countingStore) total() (int, map[string]int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, m := 0, map[string]int{}
+	for k, v := range c.writes {
+		n += v
+		m[k] = v
+	}
+	return n, m
+}
+
+func (c *countingStore) PutOneTime(ctx context.Context, v store.OneTime) error {
+	c.count("PutOneTime")
+	return c.Store.PutOneTime(ctx, v)
+}
+
+func (c *countingStore) TakeOneTime(ctx context.Context, hash []byte, kind string, now time.Time) (store.OneTime, error) {
+	c.count("TakeOneTime")
+	return c.Store.TakeOneTime(ctx, hash, kind, now)
+}
+
+func (c *countingStore) CreateSession(ctx context.Context, s store.Session) error {
+	c.count("CreateSession")
+	return c.Store.CreateSession(ctx, s)
+}
+
+func (c *countingStore) CreateBrowserCookie(ctx context.Context, bc store.BrowserCookie) error {
+	c.count("CreateBrowserCookie")
+	return c.Store.CreateBrowserCookie(ctx, bc)
+}
+
+func (c *countingStore) DeleteBrowserCookie(ctx context.Context, hash []byte) error {
+	c.count("DeleteBrowserCookie")
+	return c.Store.DeleteBrowserCookie(ctx, hash)
+}
+
+// Attack: anonymous sign-in starts fill the store. Every GET of a route host's sign_in (or
+// of a page that redirects there) from a browser without cookies stored a 10-minute row,
+// and the authenticate host stored another for the provider's state: a script grows the
+// database without bound and keeps SQLite's single writer busy. Nothing a browser can do
+// before it has signed in at the provider may write to the store: not starting sign-in on
+// a route host, not following on to the authenticate host, not coming back to the callback
+// with a made-up code.
+func TestRedTeam_AnonymousSignInStartsWriteNothing(t *testing.T) {
+	t.Parallel()
+	cs := newCountingStore()
+	e := newEnvOn(t, cs, newFakeIdP(), &clock{t: time.Unix(1_700_000_000, 0)})
+	for i := range 200 {
+		b := e.browser()
+		start := appOrigin + paths.SignIn + "?return_to=/x"
+		if i%2 == 1 {
+			start = mcpOrigin + "/.gateway/protected?client_id=c" // RedirectToSignIn
+		}
+		_, at := b.follow(start)
+		if !strings.HasPrefix(at, idpAuthURL) {
+			t.Fatalf("start %d did not reach the provider: %s", i, at)
+		}
+		u, _ := url.Parse(at)
+		forged := authnOrigin + paths.IdPCallback + "?code=made-up&state=" + url.QueryEscape(u.Query().Get("state"))
+		if resp := b.do(http.MethodGet, forged, nil); resp.StatusCode < 400 {
+			t.Fatalf("callback with a made-up code: status %d", resp.StatusCode)
+		}
+	}
+	if n, ops := cs.total(); n != 0 {
+		t.Fatalf("200 anonymous sign-in starts wrote %d times to the store (%v), want 0", n, ops)
+	}
+	// Real sign-ins still work and write what a session needs.
+	b := e.browser()
+	if end := b.signIn(appOrigin, "/dash", "alice"); end != appOrigin+"/dash" {
+		t.Fatalf("sign-in ended at %s", end)
+	}
+	if sub, _ := b.whoami(appOrigin); sub != "alice" {
+		t.Fatalf("signed in as %q, want alice", sub)
+	}
+}
+
+// Attack: the sign-in state now lives in the browser, so an attacker holds it and tries to
+// bend it: flip bytes, move it to the other step, or use it after it expired. Each is refused,
+// and none reaches the provider's token endpoint.
+func TestRedTeam_SignInStateCannotBeForgedMovedOrReused(t *testing.T) {
+	t.Parallel()
+	flip := func(s string) string {
+		b := []byte(s)
+		i := len(b) / 2
+		if b[i] == 'A' {
+			b[i] = 'B'
+		} else {
+			b[i] = 'A'
+		}
+		return string(b)
+	}
+	for name, tc := range map[string]struct {
+		// bend gets the route host's state and the provider's state; it returns the URL to
+		// open in the attacker's browser, after wait has passed.
+		bend func(signIn, idp string) string
+		wait time.Duration
+	}{
+		"route host state tampered": {bend: func(signIn, _ string) string {
+			return authnOrigin + paths.AuthenticateSignIn + "?state=" + url.QueryEscape(flip(signIn))
+		}},
+		"provider state tampered": {bend: func(_, idp string) string {
+			return authnOrigin + paths.IdPCallback + "?code=code-1&state=" + url.QueryEscape(flip(idp))
+		}},
+		"route host state at the callback": {bend: func(signIn, _ string) string {
+			return authnOrigin + paths.IdPCallback + "?code=code-1&state=" + url.QueryEscape(signIn)
+		}},
+		"provider state at the authenticate host": {bend: func(_, idp string) string {
+			return authnOrigin + paths.AuthenticateSignIn + "?state=" + url.QueryEscape(idp)
+		}},
+		"route host state expired": {wait: signInLifetime, bend: func(signIn, _ string) string {
+			return authnOrigin + paths.AuthenticateSignIn + "?state=" + url.QueryEscape(signIn)
+		}},
+		"provider state expired": {wait: signInLifetime, bend: func(_, idp string) string {
+			return authnOrigin + paths.IdPCallback + "?code=code-1&state=" + url.QueryEscape(idp)
+		}},
+		"oversized state": {bend: func(_, _ string) string {
+			return authnOrigin + paths.IdPCallback + "?code=code-1&state=" + strings.Repeat("A", maxStateLen+1)
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			b := e.browser()
+			first := b.do(http.MethodGet, appOrigin+paths.SignIn+"?return_to=/x", nil)
+			loc, _ := url.Parse(first.Header.Get("Location"))
+			_, at := b.follow(loc.String())
+			u, _ := url.Parse(at)
+			e.idp.login(t, at, "alice") // the provider issued code-1 for this state
+			e.clock.add(tc.wait)
+			resp := b.do(http.MethodGet, tc.bend(loc.Query().Get("state"), u.Query().Get("state")), nil)
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Fatalf("status %d, want 400", resp.StatusCode)
+			}
+			if e.idp.codes["code-1"] == (fakeFlow{}) {
+				t.Error("the provider's code was redeemed")
+			}
+			if c := b.cookie(authnOrigin+paths.AuthenticateSignIn, AuthnCookie); c != nil {
+				t.Error("the browser got an authenticate session")
+			}
+		})
+	}
+}
+
+// Attack: a completed sign-in's callback URL (state and code, say from the browser history)
+// is opened again in the same browser, at a provider that does not enforce single-use codes.
+// The state cannot be spent in the browser; the service remembers that it completed.
+func TestRedTeam_CompletedSignInStateIsNotReplayable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.idp.reusableCodes = true
+	b := e.browser()
+	_, at := b.follow(appOrigin + paths.SignIn + "?return_to=/x")
+	callback := e.idp.login(t, at, "alice")
+	if resp := b.do(http.MethodGet, callback, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("first callback: status %d", resp.StatusCode)
+	}
+	if resp := b.do(http.MethodGet, callback, nil); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("replayed callback: status %d, want 400", resp.StatusCode)
+	}
+	// Racing callbacks of a fresh sign-in: exactly one completes.
+	b = e.browser()
+	_, at = b.follow(mcpOrigin + paths.SignIn + "?return_to=/y")
+	callback = e.idp.login(t, at, "alice")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	completed := 0
+	for range 8 {
+		wg.Go(func() {
+			req := httptest.NewRequest(http.MethodGet, callback, nil)
+			for _, c := range b.jar.Cookies(req.URL) {
+				req.AddCookie(c)
+			}
+			rec := httptest.NewRecorder()
+			e.handler.ServeHTTP(rec, req)
+			if rec.Code == http.StatusSeeOther {
+				mu.Lock()
+				completed++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if completed != 1 {
+		t.Fatalf("%d of 8 racing callbacks completed the sign-in, want exactly 1", completed)
 	}
 }
