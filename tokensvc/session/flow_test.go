@@ -397,3 +397,13 @@ func TestSignIn_TwoTabsOfOneBrowserBothComplete(t *testing.T) {
 		t.Fatalf("second tab ended at %s", end)
 	}
 }
+
+func TestSignIn_LongestReturnToCompletes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	b := e.browser()
+	rt := "/?" + strings.Repeat("&", maxReturnTo-2) // JSON escapes each & into six bytes
+	if end := b.signIn(appOrigin, rt, "alice"); end != appOrigin+rt {
+		t.Fatalf("sign-in with the longest return_to ended at %.80s…", end)
+	}
+}

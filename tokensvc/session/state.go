@@ -48,8 +48,9 @@ const (
 )
 
 // maxStateLen bounds a sealed state in a URL or form before it is decoded. The largest
-// legitimate one carries a return_to of maxReturnTo bytes.
-const maxStateLen = 8 << 10
+// legitimate one carries a return_to of maxReturnTo bytes, each of which JSON may escape
+// into six.
+const maxStateLen = 48 << 10
 
 // errBadState means a sealed state is malformed, forged, sealed for another purpose, or
 // expired.
