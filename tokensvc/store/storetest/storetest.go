@@ -58,6 +58,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"OneTime_TakeIsSingleUseAndKindBound", testOneTime},
 		{"OneTime_ConcurrentTakeExactlyOneWins", testOneTimeConcurrent},
 		{"OneTime_GetDoesNotConsumeAndIsKindBound", testOneTimeGet},
+		{"OneTime_ConcurrentGetThenTakeExactlyOneWins", testOneTimeGetThenTakeConcurrent},
 		{"DeleteExpired_CollectsOnlyGarbage", testDeleteExpired},
 	}
 	for _, tc := range tests {
