@@ -14,6 +14,7 @@ type bundle struct {
 	upstreamToken string
 	clientToken   string
 	expires       time.Time
+	session       sessionBinding // MCP session IDs of this user on this route (session.go)
 }
 
 // cacheKey is SHA-256(credential kind, credential) with the route ID: the credential itself

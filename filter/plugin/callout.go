@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"encoding/base64"
 	"errors"
 	"strconv"
 	"time"
@@ -120,6 +121,13 @@ func (f *Filter) bundleFrom(res gjson.Result, now time.Time) (*bundle, error) {
 	}
 	if b.assertion == "" {
 		return nil, errBadBundle
+	}
+	if k := res.Get(checkapi.FieldSessionKey); k.Exists() {
+		key, err := base64.RawURLEncoding.DecodeString(k.String())
+		if k.Type != gjson.String || err != nil || len(key) < 16 {
+			return nil, errBadBundle
+		}
+		b.session = newSessionBinding(key)
 	}
 	for _, g := range id.Get("groups").Array() {
 		b.input.Groups = append(b.input.Groups, g.String())

@@ -59,6 +59,9 @@ func (s *stream) rewriteHeaders(b *bundle) bool {
 		} else {
 			s.h.RemoveRequestHeader("authorization")
 		}
+		if s.upstreamSession != "" {
+			s.h.SetRequestHeader(sessionHeader, s.upstreamSession)
+		}
 	case pluginconf.KindClient:
 		s.stripSessionCookie()
 		if b.clientToken == "" {

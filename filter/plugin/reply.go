@@ -204,11 +204,55 @@ func parseCookie(raw, name string) (string, bool) {
 	return "", false
 }
 
-// isJSONMediaType reports whether a Content-Type is application/json (parameters allowed).
-func isJSONMediaType(ct string) bool {
-	mt, _, _ := strings.Cut(ct, ";")
-	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
+// Verdicts of contentTypeOf.
+const (
+	ctJSON        = iota // application/json, read as UTF-8 by the filter and the upstream alike
+	ctNotJSON            // another media type, or none
+	ctUnsupported        // application/json with parameters the upstream may honour, or twice
+)
+
+// contentTypeOf judges the Content-Type of an MCP POST (docs/decisions.md, "Content-Type").
+// The filter reads the body as UTF-8 JSON, but upstreams honour a declared charset (body-parser
+// decodes utf-7, utf-16 and the rest of iconv), so that the same bytes could name another
+// tool there. Only application/json alone, or with a single charset=utf-8 (any case, quoted or
+// not), is read the same on both sides; any other parameter, a malformed one, or a second
+// Content-Type header is unsupported.
+func contentTypeOf(hdrs []Header) int {
+	n, ct := 0, ""
+	for i := range hdrs {
+		if hdrs[i].Name == "content-type" {
+			n++
+			ct = hdrs[i].Value
+		}
+	}
+	if n == 0 {
+		return ctNotJSON
+	}
+	mt, params, hasParams := strings.Cut(ct, ";")
+	if !strings.EqualFold(trimOWS(mt), "application/json") {
+		return ctNotJSON
+	}
+	if n > 1 {
+		return ctUnsupported
+	}
+	if !hasParams {
+		return ctJSON
+	}
+	name, value, ok := strings.Cut(trimOWS(params), "=")
+	if !ok || !strings.EqualFold(name, "charset") {
+		return ctUnsupported
+	}
+	if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
+		value = value[1 : len(value)-1]
+	}
+	if !strings.EqualFold(value, "utf-8") {
+		return ctUnsupported
+	}
+	return ctJSON
 }
+
+// trimOWS trims HTTP optional whitespace (spaces and tabs).
+func trimOWS(s string) string { return strings.Trim(s, " \t") }
 
 // corsPreflightHeaders answers a CORS preflight to an MCP server route. Credentials are
 // bearer tokens, never cookies, so any origin may call it.

@@ -47,9 +47,14 @@ type stream struct {
 	finished   bool    // OnDone ran
 	reqID      string
 	reqIDRead  bool
-	replied    bool     // answered locally
-	bodySize   int      // the request body buffered so far
-	hdrs       []Header // the request headers as they arrived
+	replied    bool // answered locally
+	// unsupportedCT: an application/json body with parameters the upstream may honour
+	// (a charset other than UTF-8): refused once the credential is verified.
+	unsupportedCT bool
+	// upstreamSession is the upstream's own MCP session ID, unwrapped from the client's.
+	upstreamSession string
+	bodySize        int      // the request body buffered so far
+	hdrs            []Header // the request headers as they arrived
 }
 
 func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
@@ -128,10 +133,14 @@ func (s *stream) checkPOSTHeaders(endOfStream bool) bool {
 		s.replyError(415, "unsupported_media_type", "encoded request bodies are not accepted")
 		return false
 	}
-	if ct, _ := s.header("content-type"); !isJSONMediaType(ct) {
+	switch contentTypeOf(s.hdrs) {
+	case ctNotJSON:
 		s.f.metrics.inc(metricRejected)
 		s.replyError(415, "unsupported_media_type", "MCP requests must be application/json")
 		return false
+	case ctUnsupported:
+		// Refused once the user is known, so that the record names who tried it.
+		s.unsupportedCT = true
 	}
 	if cl, ok := s.header("content-length"); ok {
 		n, err := strconv.ParseInt(strings.TrimSpace(cl), 10, 64)
@@ -192,8 +201,8 @@ func (s *stream) OnRequestBody(bodySize int, endOfStream bool) Action {
 		s.replyTooLarge()
 		return Pause
 	}
-	if !endOfStream {
-		return Pause
+	if !endOfStream || s.unsupportedCT {
+		return Pause // an unsupported Content-Type is refused in onBundle, body unread
 	}
 	batch, err := jsonrpc.Parse(s.h.RequestBody(bodySize))
 	if err != nil {
@@ -254,15 +263,20 @@ func (s *stream) OnResponseHeaders(int, bool) Action {
 // sanitizeUpstreamResponse keeps an upstream from speaking for the gateway: it cannot set the
 // gateway's own cookies (session fixation on the route host), and an MCP server cannot send
 // clients to an authorization server of its choosing — its WWW-Authenticate is dropped, and a
-// 401 carries the gateway's own challenge instead.
+// 401 carries the gateway's own challenge instead. The MCP session ID it hands out reaches the
+// client bound to the user and route (session.go).
 func (s *stream) sanitizeUpstreamResponse() {
-	var status string
+	var status, session string
 	var cookies []string
-	gatewayCookie := false
+	gatewayCookie, hasSession := false, false
 	for _, h := range s.h.ResponseHeaders() {
 		switch h.Name {
 		case ":status":
 			status = h.Value
+		case sessionHeader:
+			if !hasSession {
+				session, hasSession = h.Value, true
+			}
 		case "set-cookie":
 			name, _, _ := strings.Cut(strings.TrimSpace(h.Value), "=")
 			if isGatewayCookie(name) {
@@ -279,6 +293,9 @@ func (s *stream) sanitizeUpstreamResponse() {
 		}
 	}
 	if s.route.Kind == pluginconf.KindServer {
+		if hasSession {
+			s.bindSession(session)
+		}
 		s.h.RemoveResponseHeader("www-authenticate")
 		if status == "401" {
 			s.h.SetResponseHeader("www-authenticate", `Bearer error="invalid_token", resource_metadata="`+s.route.resourceMetadata+`"`)
@@ -318,6 +335,9 @@ func (s *stream) authorize() Action {
 // host call rather than by the returned action.
 func (s *stream) onBundle(b *bundle, resumed bool) Action {
 	s.bundle = b
+	if s.route.Kind == pluginconf.KindServer && !s.admitToServer(b) {
+		return Pause
+	}
 	if !s.rewriteHeaders(b) {
 		return Pause
 	}

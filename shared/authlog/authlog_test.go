@@ -197,6 +197,37 @@ func viaEncodingJSON(s string) string {
 	return out
 }
 
+// TestRedTeam_C1ControlsCannotSplitARecord: NEL (U+0085) and the other C1 controls end a line
+// for some log readers (Java's and Python's line splitting, syslog relays), so a tool name or
+// argument holding one would split the record there; they are written as escapes, in strings
+// and in tool parameters alike, and the record still reads back to the same values.
+func TestRedTeam_C1ControlsCannotSplitARecord(t *testing.T) {
+	t.Parallel()
+	tool := "echo\u0085{\"level\":\"info\",\"allow\":true}\u0080\u009f"
+	params := "{\"text\":\"a\u0085b\u009bc\"}"
+	for _, validated := range []bool{false, true} {
+		r := &Record{MCPMethod: "tools/call", MCPTool: tool, MCPToolParameters: params, MCPToolParametersValidated: validated}
+		line := AppendJSON(nil, r, SelectableFields())
+		if bytes.ContainsFunc(line, func(r rune) bool { return r >= 0x80 && r <= 0x9f }) {
+			t.Fatalf("validated=%v: a raw C1 control in %q", validated, line)
+		}
+		for _, esc := range []string{`echo\u0085{`, `\u0080\u009f`, `a\u0085b\u009bc`} {
+			if !bytes.Contains(line, []byte(esc)) {
+				t.Errorf("validated=%v: %s lacks %s", validated, line, esc)
+			}
+		}
+		m := decode(t, line)
+		if m["mcp-tool"] != tool || m["allow"] != false {
+			t.Errorf("validated=%v: read back tool %q allow %v", validated, m["mcp-tool"], m["allow"])
+		}
+		var w []byte
+		w = NewWriter(SelectableFields()).Append(w, r)
+		if !bytes.Equal(w, line) {
+			t.Errorf("validated=%v: Writer %s, AppendJSON %s", validated, w, line)
+		}
+	}
+}
+
 func TestAppendJSON_ToolParameters(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -280,7 +311,7 @@ func FuzzAppendJSON(f *testing.F) {
 		if gjson.Valid(params) && strings.HasPrefix(trimmed, "{") && !bytes.Equal(trusted, line) {
 			t.Fatalf("parameters %q: validated line %s, checked line %s", params, trusted, line)
 		}
-		if bytes.ContainsAny(trusted, "\n\r\u2028\u2029") || bytes.ContainsFunc(trusted, func(r rune) bool { return r < 0x20 }) {
+		if bytes.ContainsAny(trusted, "\n\r\u2028\u2029") || bytes.ContainsFunc(trusted, func(r rune) bool { return r < 0x20 || r >= 0x80 && r <= 0x9f }) {
 			t.Fatalf("parameters %q broke the line: %q", params, trusted)
 		}
 		var tm map[string]any

@@ -47,8 +47,9 @@ var reasonJSON = func() (names [32]string) {
 
 const hex = "0123456789abcdef"
 
-// appendString appends s as a JSON string. Control characters, quotes and backslashes are
-// escaped, U+2028 and U+2029 too (for JavaScript consumers); invalid UTF-8 becomes U+FFFD.
+// appendString appends s as a JSON string. Control characters (C0 and C1), quotes and
+// backslashes are escaped, U+2028 and U+2029 too: line-oriented readers split records at NEL
+// (U+0085) and the Unicode separators as well as at LF. Invalid UTF-8 becomes U+FFFD.
 func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	dst = appendStringContent(dst, s)
@@ -92,9 +93,9 @@ func appendStringContent(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
-		if r == '\u2028' || r == '\u2029' {
+		if isLineBreaking(r) {
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			dst = appendRuneEscape(dst, r)
 			i += size
 			start = i
 			continue
@@ -102,6 +103,16 @@ func appendStringContent(dst []byte, s string) []byte {
 		i += size
 	}
 	return append(dst, s[start:]...)
+}
+
+// isLineBreaking reports whether a non-ASCII rune is one that some reader of a log takes for
+// the end of a line or a terminal control: the C1 controls U+0080–U+009F (NEL, U+0085, among
+// them) and the Unicode line and paragraph separators.
+func isLineBreaking(r rune) bool { return r >= 0x80 && r <= 0x9f || r == '\u2028' || r == '\u2029' }
+
+// appendRuneEscape appends r (below U+10000) as a \uXXXX escape.
+func appendRuneEscape(dst []byte, r rune) []byte {
+	return append(dst, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
 }
 
 // appendObject appends raw, a JSON object, without insignificant whitespace and with its
@@ -204,7 +215,7 @@ func stringEnd(s string, i int) int {
 }
 
 // appendRawStringContent appends the content of a JSON string literal, keeping its escapes
-// and replacing invalid UTF-8 with U+FFFD and U+2028/U+2029 with escapes.
+// and replacing invalid UTF-8 with U+FFFD and the runes of isLineBreaking with escapes.
 func appendRawStringContent(dst []byte, s string) []byte {
 	if !hasNonASCII(s) {
 		return append(dst, s...) // the common case, copied at once
@@ -220,9 +231,9 @@ func appendRawStringContent(dst []byte, s string) []byte {
 		case r == utf8.RuneError && size == 1:
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
+		case isLineBreaking(r):
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			dst = appendRuneEscape(dst, r)
 		default:
 			i += size
 			continue

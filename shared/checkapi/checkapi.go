@@ -11,6 +11,9 @@ const SessionCookie = "_gateway_session"
 // value is always removed.
 const AssertionHeader = "x-gateway-assertion"
 
+// FieldSessionKey is the JSON name of Response.SessionKey.
+const FieldSessionKey = "session_key"
+
 // Statuses of a Response.
 const (
 	StatusOK               = "ok"
@@ -55,6 +58,10 @@ type Response struct {
 	UpstreamToken string `json:"upstream_token,omitempty"`
 	// ClientToken is the External Token handed to mcp.client backends for a cookie session.
 	ClientToken string `json:"client_token,omitempty"`
+	// SessionKey (unpadded base64url, 32 bytes) keys the MAC with which the filter binds the
+	// MCP session IDs of this user on this route (MCP server routes only). It is derived from
+	// shared_secret, the subject and the route ID, so every replica gives the same key.
+	SessionKey string `json:"session_key,omitempty"`
 	// ExpiresAt (Unix seconds) bounds how long the filter may cache this bundle.
 	ExpiresAt int64 `json:"expires_at,omitempty"`
 	// ConnectURL is where the user completes upstream OAuth (StatusUpstreamRequired).

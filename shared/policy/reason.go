@@ -25,6 +25,11 @@ const (
 	ReasonMCPToolUnauthorized               // "mcp-tool-unauthorized"
 	ReasonMCPToolNotAToolCall               // "mcp-tool-not-a-tool-call"
 
+	// Refusals the filter makes before the policy can decide; they appear in allow-why-false
+	// of the record it writes for the refused request.
+	ReasonMCPContentTypeUnsupported // "mcp-content-type-unsupported": a body the upstream could decode otherwise
+	ReasonMCPSessionUnknown         // "mcp-session-unknown": a session ID not issued to this user on this route
+
 	numReasons
 )
 
@@ -45,6 +50,9 @@ var reasonNames = [numReasons]string{
 	ReasonMCPToolOK:           "mcp-tool-ok",
 	ReasonMCPToolUnauthorized: "mcp-tool-unauthorized",
 	ReasonMCPToolNotAToolCall: "mcp-tool-not-a-tool-call",
+
+	ReasonMCPContentTypeUnsupported: "mcp-content-type-unsupported",
+	ReasonMCPSessionUnknown:         "mcp-session-unknown",
 }
 
 // String returns the reason as the authorization log writes it, or "" for an unknown value.

@@ -2,6 +2,9 @@ package server
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,6 +127,9 @@ func (s *Server) check(r *http.Request, req *checkapi.Request) (int, *checkapi.R
 		}
 	}
 	resp.Identity = identityOf(&sess)
+	if ri.kind == pluginconf.KindServer {
+		resp.SessionKey = s.sessionKey(ri.id, sess.Subject)
+	}
 	if ri.upstream {
 		ti, exp, err := s.upstream.Token(ctx, sess.Subject, ri.id)
 		if errors.Is(err, ErrUpstreamRequired) {
@@ -176,6 +182,17 @@ func (s *Server) tokenSession(ctx context.Context, token, routeID string) (store
 		return at, store.Session{}, fmt.Errorf("session ended: %w", oauth.ErrInvalidToken)
 	}
 	return at, sess, nil
+}
+
+// sessionKey is the key with which the filter binds the MCP session IDs of subject on the
+// route routeID (checkapi.Response.SessionKey): HMAC-SHA256 under a key derived from
+// shared_secret, so that every replica gives the same key and none is stored.
+func (s *Server) sessionKey(routeID, subject string) string {
+	m := hmac.New(sha256.New, s.sessionSecret)
+	m.Write([]byte(routeID))
+	m.Write([]byte{0})
+	m.Write([]byte(subject))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
 func (s *Server) checkReply(w http.ResponseWriter, status int, resp *checkapi.Response) {

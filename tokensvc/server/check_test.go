@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -296,5 +297,45 @@ func BenchmarkCheck_CookieClientRoute(b *testing.B) {
 		if rec.Code != 200 {
 			b.Fatal(rec.Code, rec.Body.String())
 		}
+	}
+}
+
+// TestCheck_SessionKeyBindsUserAndRoute: the key the filter binds MCP session IDs with is one
+// per user and route (another user's, or another route's, cannot open the session), the same
+// for every token of the user and on every replica (the same shared_secret), and only MCP
+// server routes get one.
+func TestCheck_SessionKeyBindsUserAndRoute(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	replica := newTestEnv(t) // another token service with the same configuration
+	alice, bob := e.session("alice"), e.session("bob")
+	key := func(env *testEnv, s store.Session, route string) string {
+		t.Helper()
+		status, resp := env.check(checkapi.Request{RouteID: route, Host: "mcp.example.com", Token: env.token(s, "", time.Hour)})
+		if status != 200 {
+			t.Fatalf("check %s on %s: %d %+v", s.Subject, route, status, resp)
+		}
+		if k, err := base64.RawURLEncoding.DecodeString(resp.SessionKey); err != nil || len(k) != 32 {
+			t.Fatalf("session key %q: %v", resp.SessionKey, err)
+		}
+		return resp.SessionKey
+	}
+	aliceDemo := key(e, alice, demoRoute)
+	if again := key(e, alice, demoRoute); again != aliceDemo {
+		t.Error("a second token of the same user got another session key")
+	}
+	if key(e, bob, demoRoute) == aliceDemo {
+		t.Error("two users share a session key")
+	}
+	if key(e, alice, otherRoute) == aliceDemo {
+		t.Error("two routes share a session key")
+	}
+	replicaAlice := replica.session("alice")
+	if key(replica, replicaAlice, demoRoute) != aliceDemo {
+		t.Error("another replica gives alice another session key")
+	}
+	_, resp := e.check(checkapi.Request{RouteID: appRoute, Host: "app.example.com", Cookie: e.cookie(alice, "app.example.com")})
+	if resp.Status != checkapi.StatusOK || resp.SessionKey != "" {
+		t.Errorf("browser route: %+v, want a bundle without a session key", resp)
 	}
 }

@@ -43,10 +43,12 @@ type Server struct {
 	signer    *assertion.Signer
 	upstream  UpstreamTokens
 	filterKey string
-	routes    map[string]*routeInfo
-	now       func() time.Time
-	log       *slog.Logger
-	gcEvery   time.Duration
+	// sessionSecret keys the MCP session keys of the check API (sessionKey).
+	sessionSecret []byte
+	routes        map[string]*routeInfo
+	now           func() time.Time
+	log           *slog.Logger
+	gcEvery       time.Duration
 
 	public, internal http.Handler
 	closeOnce        sync.Once
@@ -125,7 +127,7 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Server, erro
 	if o.client == nil {
 		o.client = &http.Client{Timeout: DefaultHTTPTimeout}
 	}
-	s := &Server{cfg: cfg, hosts: hosts.NewTable(cfg), filterKey: cfg.FilterKey(), now: o.now, log: log, gcEvery: o.gcInterval}
+	s := &Server{cfg: cfg, hosts: hosts.NewTable(cfg), filterKey: cfg.FilterKey(), sessionSecret: cfg.DeriveKey("mcp-session-binding"), now: o.now, log: log, gcEvery: o.gcInterval}
 	s.store, s.ownsStore = o.store, false
 	if s.store == nil {
 		st, err := openStore(ctx, cfg.Storage)

@@ -53,15 +53,20 @@ func runRedTeamCase(t *testing.T, c plugintest.RedTeamCase, adjust func(*host.Op
 	ctx := context.Background()
 	check := &CheckServer{}
 	h := newRedTeamHost(ctx, t, check, adjust)
+	session := ""
 	for _, b := range c.Before {
-		if _, err := RunCase(ctx, h, check, b, nil); err != nil {
+		r, err := runCase(ctx, h, check, b, nil, c.BeforeResponse)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if id, ok := r.ClientResponse["mcp-session-id"]; ok {
+			session = id
 		}
 	}
 	if c.Answer != nil {
 		check.answer.Store(&c.Answer)
 	}
-	r, err := RunCase(ctx, h, check, c.Request, c.Trailers)
+	r, err := runCase(ctx, h, check, plugintest.WithSession(c.Request, session), c.Trailers, c.Response)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,12 @@ func (c *CheckServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // RunCase sends one request through h, as Envoy's connection manager would, trailers
 // included, and reports what the client, the upstream and the log saw.
 func RunCase(ctx context.Context, h *host.Host, check *CheckServer, req plugintest.Request, trailers [][2]string) (plugintest.RedTeamResult, error) {
+	return runCase(ctx, h, check, req, trailers, nil)
+}
+
+// runCase is RunCase; when the request is forwarded and response is set, the upstream then
+// answers with the response headers, and the result holds those the client receives.
+func runCase(ctx context.Context, h *host.Host, check *CheckServer, req plugintest.Request, trailers, response [][2]string) (plugintest.RedTeamResult, error) {
 	callsBefore := check.Calls.Load()
 	logsBefore := len(h.GuestLogs(host.LogTrace))
 	st, err := h.NewStream(ctx, host.StreamInfo{})
@@ -111,6 +117,24 @@ func RunCase(ctx context.Context, h *host.Host, check *CheckServer, req pluginte
 	for _, h := range released {
 		res.Upstream[h.Name] = h.Value
 		res.UpstreamAll = append(res.UpstreamAll, [2]string{h.Name, h.Value})
+	}
+	if res.Forwarded && response != nil {
+		var hs host.Headers
+		for _, kv := range response {
+			hs = append(hs, host.Header{Name: kv[0], Value: kv[1]})
+		}
+		r, err := st.SendResponseHeaders(stepCtx, hs, true)
+		if err != nil {
+			return res, err
+		}
+		out := r.Headers
+		if r.Reply != nil {
+			out = append(host.Headers{{Name: ":status", Value: strconv.Itoa(r.Reply.Status)}}, r.Reply.Headers...)
+		}
+		res.ClientResponse = map[string]string{}
+		for _, h := range out {
+			res.ClientResponse[h.Name] = h.Value
+		}
 	}
 	return res, nil
 }

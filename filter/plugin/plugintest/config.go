@@ -1,6 +1,8 @@
 package plugintest
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 
@@ -56,6 +58,7 @@ func route(id, host, prefix, kind string, max int, upstream bool, policy any) ma
 // Credentials the fake token service knows.
 const (
 	TokenAlice         = "alice-token"   // alice@example.com, groups engineering
+	TokenAlice2        = "alice-token-2" // alice again: a refreshed access token
 	TokenBob           = "bob-token"     // bob@other.org
 	TokenInvalid       = "revoked-token" // 401 invalid_token
 	TokenServiceDown   = "down-token"    // the call fails (no answer)
@@ -67,6 +70,13 @@ const (
 	ClientExternalTE   = "TE-for-app-backend"
 	AssertionForPrefix = "eyJhbGciOiJFUzI1NiJ9.assertion-for-"
 )
+
+// SessionKey is the fake token service's MCP session key of a subject on a route (the real
+// one is an HMAC under a key derived from shared_secret; any per-user, per-route key will do).
+func SessionKey(sub, routeID string) string {
+	sum := sha256.Sum256([]byte("session-key\x00" + sub + "\x00" + routeID))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
 
 // CheckAnswer is the fake token service's answer to one check call.
 type CheckAnswer struct {
@@ -93,6 +103,9 @@ func AnswerCheck(key string, body []byte) CheckAnswer {
 			"assertion":  AssertionForPrefix + req.Host,
 			"expires_at": 4102444800, // 2100-01-01
 		}
+		if req.Token != "" {
+			resp["session_key"] = SessionKey(sub, req.RouteID)
+		}
 		for k, v := range extra {
 			resp[k] = v
 		}
@@ -103,7 +116,7 @@ func AnswerCheck(key string, body []byte) CheckAnswer {
 	switch {
 	case req.Token == TokenAlice && upstream:
 		return ok("alice", "alice@example.com", map[string]any{"upstream_token": InternalToken})
-	case req.Token == TokenAlice:
+	case req.Token == TokenAlice, req.Token == TokenAlice2:
 		return ok("alice", "alice@example.com", nil)
 	case req.Token == TokenBob:
 		return ok("bob", "bob@other.org", nil)

@@ -278,8 +278,21 @@ func (nf *NativeFilter) runCase(c RedTeamCase, headersStop bool) RedTeamResult {
 		}
 	}
 	deliver()
+	forwarded := s.reply == nil && (early != nil || action == plugin.Continue || s.continues > before)
+	var clientResponse map[string]string
+	if forwarded && c.Response != nil {
+		s.respHeaders = nil
+		for _, h := range c.Response {
+			s.respHeaders = append(s.respHeaders, plugin.Header{Name: h[0], Value: h[1]})
+		}
+		st.OnResponseHeaders(len(s.respHeaders), true)
+		clientResponse = map[string]string{}
+		for _, h := range s.respHeaders {
+			clientResponse[h.Name] = h.Value
+		}
+	}
 	st.OnDone()
-	res := RedTeamResult{Result: Result{CheckCalls: s.nCalls, Logs: append([]string(nil), nf.Host.Logs[logStart:]...), LateHeaderWrites: s.lateHeaderWrites}}
+	res := RedTeamResult{Result: Result{CheckCalls: s.nCalls, Logs: append([]string(nil), nf.Host.Logs[logStart:]...), LateHeaderWrites: s.lateHeaderWrites}, ClientResponse: clientResponse}
 	if early != nil {
 		res.Forwarded = true
 		res.Upstream = map[string]string{}

@@ -22,6 +22,28 @@ type RedTeamCase struct {
 	Answer func(key string, body []byte) CheckAnswer
 	// UpstreamCount is how many values of a header the upstream must receive.
 	UpstreamCount map[string]int
+	// Response, when set, is the upstream's answer (":status" and headers) to the request
+	// if it was forwarded; BeforeResponse is its answer to each of Before. The Mcp-Session-Id
+	// the client received last in an answer to Before replaces SessionPlaceholder in the
+	// values of Request.Headers.
+	Response, BeforeResponse [][2]string
+	// ClientResponse, when set, reports what is wrong with the response headers the client
+	// receives for Response ("" when nothing is).
+	ClientResponse func(headers map[string]string) string
+}
+
+// SessionPlaceholder in a header value of a RedTeamCase request stands for the MCP session ID
+// the client received in an answer to a Before request.
+const SessionPlaceholder = "$SESSION"
+
+// WithSession returns req with SessionPlaceholder replaced by session in its header values.
+func WithSession(req Request, session string) Request {
+	hs := make([][2]string, len(req.Headers))
+	for i, h := range req.Headers {
+		hs[i] = [2]string{h[0], strings.ReplaceAll(h[1], SessionPlaceholder, session)}
+	}
+	req.Headers = hs
+	return req
 }
 
 // Hosts of RedTeamConfig besides those of Config.
@@ -29,6 +51,9 @@ const (
 	// SharedHost carries a plain route at "/", a stricter plain route at "/admin" (only
 	// admin@example.com) and an MCP server route at "/mcp" with the recommended policy.
 	SharedHost = "shared.example.com"
+	// OpenHost carries two MCP server routes, "/mcp" and "/other", that let every signed-in
+	// user call any tool but delete_everything (a deny list).
+	OpenHost = "open.example.com"
 )
 
 // RedTeamConfig is Config with the routes of SharedHost added.
@@ -43,7 +68,13 @@ func RedTeamConfig() []byte {
 		"allow": map[string]any{"and": []any{map[string]any{"domain": map[string]any{"is": "example.com"}}}},
 		"deny":  map[string]any{"and": []any{map[string]any{"mcp_tool": map[string]any{"not_in": []any{"echo", "add"}}}}},
 	}
+	denyList := map[string]any{
+		"allow": map[string]any{"and": []any{map[string]any{"authenticated_user": true}}},
+		"deny":  map[string]any{"and": []any{map[string]any{"mcp_tool": map[string]any{"is": "delete_everything"}}}},
+	}
 	cfg["routes"] = append(cfg["routes"].([]any),
+		route("https://"+OpenHost+"/mcp", OpenHost, "/mcp", "server", 4096, false, denyList),
+		route("https://"+OpenHost+"/other", OpenHost, "/other", "server", 4096, false, denyList),
 		route("https://"+SharedHost, SharedHost, "/", "plain", 0, false, authenticated),
 		route("https://"+SharedHost+"/admin", SharedHost, "/admin", "plain", 0, false, adminOnly),
 		route("https://"+SharedHost+"/mcp", SharedHost, "/mcp", "server", 4096, false, recommended),
@@ -134,7 +165,7 @@ func RedTeamCases() []RedTeamCase {
 		{Scenario: Scenario{Name: "JSONSeqContentTypeGets415", Request: Request{Method: "POST", Authority: mcp, Path: "/mcp", Headers: [][2]string{{"content-type", "application/json-seq"}, alice}, Chunks: []string{deny}}, Want: Want{Status: 415, CheckCalls: 0}}},
 		{Scenario: Scenario{Name: "MultipartContentTypeGets415", Request: Request{Method: "POST", Authority: mcp, Path: "/mcp", Headers: [][2]string{{"content-type", "multipart/form-data; boundary=x"}, alice}, Chunks: []string{deny}}, Want: Want{Status: 415, CheckCalls: 0}}},
 		{Scenario: Scenario{Name: "MissingContentTypeGets415", Request: Request{Method: "POST", Authority: mcp, Path: "/mcp", Headers: [][2]string{alice}, Chunks: []string{deny}}, Want: Want{Status: 415, CheckCalls: 0}}},
-		{Scenario: Scenario{Name: "UTF16CharsetBodyIsRefused", Request: Request{Method: "POST", Authority: mcp, Path: "/mcp", Headers: [][2]string{{"content-type", "application/json; charset=utf-16"}, alice}, Chunks: []string{utf16LE(deny)}}, Want: Want{Status: 400, CheckCalls: -1}}},
+		{Scenario: Scenario{Name: "UTF16CharsetBodyGets415", Request: Request{Method: "POST", Authority: mcp, Path: "/mcp", Headers: [][2]string{{"content-type", "application/json; charset=utf-16"}, alice}, Chunks: []string{utf16LE(deny)}}, Want: Want{Status: 415, CheckCalls: 1}}},
 		{Scenario: Scenario{Name: "SecondContentEncodingHeaderDoesNotSmuggleGzip", Request: post(mcp, "/mcp", "\x1f\x8b\x08\x00", alice, [2]string{"content-encoding", "identity"}, [2]string{"content-encoding", "gzip"}), Want: Want{Status: 400, CheckCalls: -1}}},
 		{Scenario: Scenario{Name: "NegativeContentLengthGets400", Request: Request{Method: "POST", Authority: mcp, Path: "/mcp", NoContentLength: true, Headers: [][2]string{jsonCT, alice, {"content-length", "-1"}}, Chunks: []string{deny}}, Want: Want{Status: 400, CheckCalls: 0}}},
 		// --- Bodies that arrive another way than a POST ending with its last data frame. ---
@@ -334,5 +365,6 @@ func RedTeamCases() []RedTeamCase {
 			Answer:   okAnswer(aliceIdentity + anAssertion + `,"expires_at":1000000000`),
 		},
 	}
-	return cases
+	cases = append(cases, charsetCases()...)
+	return append(cases, sessionCases()...)
 }

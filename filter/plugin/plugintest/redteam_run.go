@@ -11,6 +11,9 @@ type RedTeamResult struct {
 	Result
 	// UpstreamAll are the request headers as forwarded, every value of each.
 	UpstreamAll [][2]string
+	// ClientResponse are the response headers the client received for the case's Response
+	// (nil when none was sent).
+	ClientResponse map[string]string
 }
 
 // CheckRedTeam reports every way r falls short of c (see Check), and the header counts.
@@ -19,6 +22,13 @@ func CheckRedTeam(t testing.TB, c RedTeamCase, r RedTeamResult) {
 	Check(t, c.Scenario, r.Result)
 	if !r.Forwarded {
 		return
+	}
+	if c.ClientResponse != nil {
+		if r.ClientResponse == nil {
+			t.Errorf("no response reached the client")
+		} else if problem := c.ClientResponse(r.ClientResponse); problem != "" {
+			t.Errorf("client response %v: %s", r.ClientResponse, problem)
+		}
 	}
 	for name, want := range c.UpstreamCount {
 		n := 0
@@ -53,8 +63,13 @@ type requestTrailersHandler interface {
 // allow_on_headers_stop_iteration when headersStop is set). Check calls are answered by
 // c.Answer or AnswerCheck.
 func (nf *NativeFilter) RunRedTeam(c RedTeamCase, headersStop bool) RedTeamResult {
+	session := ""
 	for _, b := range c.Before {
-		nf.runCase(RedTeamCase{Scenario: Scenario{Request: b}}, headersStop)
+		r := nf.runCase(RedTeamCase{Scenario: Scenario{Request: b}, Response: c.BeforeResponse}, headersStop)
+		if id, ok := r.ClientResponse["mcp-session-id"]; ok {
+			session = id
+		}
 	}
+	c.Request = WithSession(c.Request, session)
 	return nf.runCase(c, headersStop)
 }

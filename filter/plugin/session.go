@@ -1,0 +1,148 @@
+package plugin
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"hash"
+
+	"github.com/mcpmesh/gateway/filter/jsonrpc"
+	"github.com/mcpmesh/gateway/shared/policy"
+)
+
+// MCP session binding (docs/decisions.md, "MCP sessions are bound to their user").
+//
+// A streamable-HTTP MCP server hands out a session ID in the Mcp-Session-Id response header
+// and trusts whoever sends it back: behind the gateway every request reaches it
+// authenticated, so it cannot tell one user's session from another's. The filter therefore
+// never shows a client the upstream's ID. It hands out
+//
+//	<tag>.<upstream session ID>      tag = base64url(HMAC-SHA256(session key, upstream ID)[:16])
+//
+// where the session key comes with the decision bundle and is the token service's
+// HMAC of the user's subject and the route ID (the same on every VM and replica, so nothing
+// is stored). A request whose Mcp-Session-Id does not carry the tag of its own user and route
+// is answered 404, as an unknown session (the MCP client then starts a new one); otherwise
+// the upstream receives its own ID back.
+
+// sessionHeader is the MCP session header (lower case, as the proxy hands headers over).
+const sessionHeader = "mcp-session-id"
+
+// sessionTagLen is the length of a tag: 16 bytes of MAC in unpadded base64url.
+const sessionTagLen = 22
+
+// sessionBinding is the per-bundle state of the session MAC.
+type sessionBinding struct {
+	mac hash.Hash // HMAC-SHA256 keyed with the session key; nil without one
+	// The last pair wrapped or verified: a session sends one ID on every request, so most
+	// checks are a string comparison instead of a MAC.
+	lastWrapped, lastID string
+}
+
+func newSessionBinding(key []byte) sessionBinding {
+	if len(key) == 0 {
+		return sessionBinding{}
+	}
+	return sessionBinding{mac: hmac.New(sha256.New, key)}
+}
+
+// tag computes the tag of an upstream session ID into dst.
+func (sb *sessionBinding) tag(dst *[sessionTagLen]byte, id string) {
+	var sum [sha256.Size]byte
+	sb.mac.Reset()
+	sb.mac.Write([]byte(id))
+	base64.RawURLEncoding.Encode(dst[:], sb.mac.Sum(sum[:0])[:16])
+}
+
+// wrap returns the session ID the client is given for the upstream's id, or false when the
+// bundle has no session key (the ID is then withheld: a session cannot be bound).
+func (sb *sessionBinding) wrap(id string) (string, bool) {
+	if sb.mac == nil {
+		return "", false
+	}
+	if id == sb.lastID && sb.lastWrapped != "" {
+		return sb.lastWrapped, true
+	}
+	var t [sessionTagLen]byte
+	sb.tag(&t, id)
+	w := string(t[:]) + "." + id
+	sb.lastWrapped, sb.lastID = w, id
+	return w, true
+}
+
+// unwrap returns the upstream's session ID from the client's, or false when the client's
+// was not issued for this bundle's user and route.
+func (sb *sessionBinding) unwrap(v string) (string, bool) {
+	if sb.mac == nil || len(v) < sessionTagLen+2 || v[sessionTagLen] != '.' {
+		return "", false
+	}
+	if v == sb.lastWrapped {
+		return sb.lastID, true
+	}
+	id := v[sessionTagLen+1:]
+	var t [sessionTagLen]byte
+	sb.tag(&t, id)
+	if subtle.ConstantTimeCompare(t[:], []byte(v[:sessionTagLen])) != 1 {
+		return "", false
+	}
+	sb.lastWrapped, sb.lastID = v, id
+	return id, true
+}
+
+// admitToServer refuses, once the user is known, what an MCP server route must not forward:
+// a body the upstream could decode otherwise than the filter (its Content-Type parameters),
+// and a session ID that was not issued to this user on this route. It sets upstreamSession.
+func (s *stream) admitToServer(b *bundle) bool {
+	if s.unsupportedCT {
+		s.refuse(b, policy.ReasonMCPContentTypeUnsupported)
+		s.replyError(415, "unsupported_media_type", "MCP requests must be application/json with no parameter but charset=utf-8")
+		return false
+	}
+	n, v := 0, ""
+	for i := range s.hdrs {
+		if s.hdrs[i].Name == sessionHeader {
+			n++
+			v = s.hdrs[i].Value
+		}
+	}
+	switch {
+	case n == 0:
+		return true
+	case n > 1:
+		s.f.metrics.inc(metricRejected)
+		s.replyError(400, "invalid_request", "more than one Mcp-Session-Id header")
+		return false
+	}
+	id, ok := b.session.unwrap(v)
+	if !ok {
+		s.refuse(b, policy.ReasonMCPSessionUnknown)
+		s.replyJSONRPCError(404, jsonrpc.AppendErrorResponse(nil, "", jsonrpc.CodeDenied, "Session not found", s.requestID()))
+		return false
+	}
+	s.upstreamSession = id
+	return true
+}
+
+// bindSession replaces the upstream's session ID in the response with the one bound to the
+// user and route; without a bundle or a session key the ID is withheld.
+func (s *stream) bindSession(id string) {
+	if s.bundle != nil && id != "" {
+		if w, ok := s.bundle.session.wrap(id); ok {
+			s.h.SetResponseHeader(sessionHeader, w)
+			return
+		}
+	}
+	s.h.RemoveResponseHeader(sessionHeader)
+}
+
+// refuse counts a request refused before the policy decided, and records it (when the proxy
+// logs info) with reason in allow-why-false.
+func (s *stream) refuse(b *bundle, reason policy.Reason) {
+	s.f.metrics.inc(metricRejected)
+	s.f.metrics.incReason(reason)
+	if s.h.LogLevel() <= LogInfo {
+		in := b.input
+		s.logRecord(&in, policy.Decision{AllowWhyFalse: policy.Reasons(0).Add(reason)}, "", "")
+	}
+}
