@@ -95,7 +95,10 @@ func TestRedTeam_CharsetOracle(t *testing.T) {
 	ts := harness.StartTSServers(t)
 	sid := openSession(t, ts.URL+"/ts", "", tsProtocol)
 	legacy := openLegacy(t, ts.URL+"/legacy/sse", ts.URL, "")
-	for _, c := range charsetCases() {
+	// The control: as UTF-8 the smuggling body is the echo call the gateway sees.
+	control := charsetCase{"control-utf-8/smuggle", "application/json", smuggleBody("c1", false), []string{"streamable", "legacy"}, "echo",
+		map[string]any{"text": "c1" + utf7(`"}},"params":{"name":"drop_database","arguments":{"text":"`, false) + "c1"}}
+	for _, c := range append(charsetCases(), control) {
 		for _, transport := range c.oracle {
 			t.Run(transport+"/"+c.name, func(t *testing.T) {
 				before := len(ts.Log(t).Runs)
@@ -222,7 +225,7 @@ func TestRedTeam_CharsetMutationDifferential(t *testing.T) {
 	sid := openSession(t, s.TSURL, alice.Token.AccessToken, tsProtocol)
 	start := len(s.TS.Log(t).Runs)
 
-	const n = 2000
+	const n = 3000
 	rng := rand.New(rand.NewSource(20260728))
 	charsets := []string{"", "utf-8", "UTF-8", `"utf-8"`, "utf-7", "UTF-7", `"utf-7"`, "utf-7-imap", "utf-16le",
 		"utf-16be", "utf-16", "utf-32le", "latin1", "shift_jis", "utf-8; charset=utf-7", "utf-8;x=y", "utf-8,utf-7", "utf-8 ", " utf-7"}
