@@ -18,22 +18,8 @@ const maxCheckResponse = 64 << 10
 // callTokenService dispatches the check call for the stream's credential.
 func (s *stream) callTokenService(key cacheKey) error {
 	cfg := s.f.cfg
-	body := make([]byte, 0, 256+len(s.credential))
-	body = append(body, `{"route_id":`...)
-	body = gjson.AppendJSONString(body, s.route.ID)
-	body = append(body, `,"host":`...)
-	body = gjson.AppendJSONString(body, s.route.Host)
-	if s.credKind == credBearer {
-		body = append(body, `,"token":`...)
-	} else {
-		body = append(body, `,"cookie":`...)
-	}
-	body = gjson.AppendJSONString(body, s.credential)
-	if id := s.requestID(); id != "" {
-		body = append(body, `,"request_id":`...)
-		body = gjson.AppendJSONString(body, id)
-	}
-	body = append(body, '}')
+	body := checkapi.AppendRequest(make([]byte, 0, 256+len(s.credential)), s.route.ID, s.route.Host,
+		s.credKind == credCookie, s.credential, s.requestID())
 	headers := []Header{
 		{":method", "POST"},
 		{":path", paths.Check},
@@ -68,8 +54,13 @@ func (s *stream) onCheckResponse(key cacheKey, resp CallResponse) {
 		return
 	}
 	res := gjson.ParseBytes(resp.Body)
-	switch st := res.Get("status").String(); {
-	case status == 200 && st == checkapi.StatusOK:
+	st := res.Get(checkapi.FieldStatus).String()
+	if status != checkapi.HTTPStatus(st) {
+		s.unavailable("token service answered " + strconv.Itoa(status) + " " + st)
+		return
+	}
+	switch st {
+	case checkapi.StatusOK:
 		b, err := s.f.bundleFrom(res, s.h.Now())
 		if err != nil {
 			s.unavailable(err.Error())
@@ -77,18 +68,16 @@ func (s *stream) onCheckResponse(key cacheKey, resp CallResponse) {
 		}
 		s.f.cache.put(key, b, s.h.Now())
 		s.onBundle(b, true)
-	case status == 401 && (st == checkapi.StatusInvalidToken || st == checkapi.StatusNoSession):
+	case checkapi.StatusInvalidToken, checkapi.StatusNoSession:
 		s.f.metrics.inc(metricUnauthenticated)
 		if s.credKind == credBearer {
 			s.replyUnauthorized("invalid_token", "the access token is invalid, expired or not meant for this server")
 		} else {
 			s.replySignIn()
 		}
-	case status == 403 && st == checkapi.StatusUpstreamRequired:
+	case checkapi.StatusUpstreamRequired:
 		s.f.metrics.inc(metricDenied)
-		s.replyUpstreamRequired(res.Get("connect_url").String())
-	default:
-		s.unavailable("token service answered " + strconv.Itoa(status) + " " + st)
+		s.replyUpstreamRequired(res.Get(checkapi.FieldConnectURL).String())
 	}
 }
 
@@ -103,8 +92,8 @@ var errBadBundle = errors.New("malformed decision bundle")
 // bundleFrom reads a decision bundle; it expires at the earliest of the credential's expiry
 // and the configured cache TTL.
 func (f *Filter) bundleFrom(res gjson.Result, now time.Time) (*bundle, error) {
-	id := res.Get("identity")
-	sub := id.Get("sub").String()
+	id := res.Get(checkapi.FieldIdentity)
+	sub := id.Get(checkapi.FieldSubject).String()
 	if !id.IsObject() || sub == "" {
 		return nil, errBadBundle
 	}
@@ -112,12 +101,12 @@ func (f *Filter) bundleFrom(res gjson.Result, now time.Time) (*bundle, error) {
 		input: policy.Input{
 			Authenticated: true,
 			User:          sub,
-			Email:         id.Get("email").String(),
-			Name:          id.Get("name").String(),
+			Email:         id.Get(checkapi.FieldEmail).String(),
+			Name:          id.Get(checkapi.FieldName).String(),
 		},
-		assertion:     res.Get("assertion").String(),
-		upstreamToken: res.Get("upstream_token").String(),
-		clientToken:   res.Get("client_token").String(),
+		assertion:     res.Get(checkapi.FieldAssertion).String(),
+		upstreamToken: res.Get(checkapi.FieldUpstreamToken).String(),
+		clientToken:   res.Get(checkapi.FieldClientToken).String(),
 	}
 	if b.assertion == "" {
 		return nil, errBadBundle
@@ -129,10 +118,10 @@ func (f *Filter) bundleFrom(res gjson.Result, now time.Time) (*bundle, error) {
 		}
 		b.session = newSessionBinding(key)
 	}
-	for _, g := range id.Get("groups").Array() {
+	for _, g := range id.Get(checkapi.FieldGroups).Array() {
 		b.input.Groups = append(b.input.Groups, g.String())
 	}
-	if claims := id.Get("claims"); claims.IsObject() {
+	if claims := id.Get(checkapi.FieldClaims); claims.IsObject() {
 		b.input.Claims = map[string][]string{}
 		claims.ForEach(func(k, v gjson.Result) bool {
 			vals := make([]string, 0, 1)
@@ -144,7 +133,7 @@ func (f *Filter) bundleFrom(res gjson.Result, now time.Time) (*bundle, error) {
 		})
 	}
 	b.expires = now.Add(time.Duration(f.cfg.CacheTTLSeconds) * time.Second)
-	if exp := res.Get("expires_at").Int(); exp > 0 {
+	if exp := res.Get(checkapi.FieldExpiresAt).Int(); exp > 0 {
 		t := time.Unix(exp, 0)
 		if !now.Before(t) {
 			return nil, errBadBundle // already expired: the token service contradicts itself

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/mcpmesh/gateway/shared/authlog"
+	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/shared/pluginconf"
 	"github.com/mcpmesh/gateway/shared/policy"
 )
@@ -53,7 +54,7 @@ func (f *Filter) Configure(config []byte) error {
 			}
 		}
 		r.origin = r.Scheme + "://" + r.Host
-		r.resourceMetadata = r.origin + "/.well-known/oauth-protected-resource"
+		r.resourceMetadata = r.origin + paths.ProtectedResourceMetadata
 		if r.PathPrefix != "/" {
 			r.resourceMetadata += r.PathPrefix
 		}

@@ -141,7 +141,7 @@ func (s *stream) stripSessionCookie() {
 
 // isGatewayCookie reports whether a cookie name is one of the gateway's (_gateway_session on
 // route hosts, _gateway_authn… on the authenticate host, which may share a host name).
-func isGatewayCookie(name string) bool { return strings.HasPrefix(name, "_gateway_") }
+func isGatewayCookie(name string) bool { return strings.HasPrefix(name, checkapi.CookiePrefix) }
 
 // bearerToken extracts an RFC 6750 bearer token from Authorization.
 func (s *stream) bearerToken() (string, bool) {

@@ -1,18 +1,22 @@
 package checkapi
 
+import "github.com/tidwall/gjson"
+
 // KeyHeader carries the filter key (derived from shared_secret) on every check call.
 const KeyHeader = "x-gateway-filter-key"
-
-// SessionCookie is the name of the browser session cookie on route hosts. Its value is an
-// opaque random token; the token service stores only its hash.
-const SessionCookie = "_gateway_session"
 
 // AssertionHeader is the identity assertion header supplied to upstreams. A client-supplied
 // value is always removed.
 const AssertionHeader = "x-gateway-assertion"
 
-// FieldSessionKey is the JSON name of Response.SessionKey.
-const FieldSessionKey = "session_key"
+// CookiePrefix starts the name of every cookie the gateway sets, on route hosts and on the
+// authenticate host. The filter forwards none of them to an upstream, and lets no upstream set
+// one.
+const CookiePrefix = "_gateway_"
+
+// SessionCookie is the name of the browser session cookie on route hosts. Its value is an
+// opaque random token; the token service stores only its hash.
+const SessionCookie = CookiePrefix + "session"
 
 // Statuses of a Response.
 const (
@@ -20,6 +24,46 @@ const (
 	StatusInvalidToken     = "invalid_token"
 	StatusNoSession        = "no_session"
 	StatusUpstreamRequired = "upstream_required"
+)
+
+// HTTPStatus returns the HTTP status that an answer with status carries, or 0 for a status
+// the filter does not act on. The filter takes an answer only when both agree; anything else
+// fails closed.
+func HTTPStatus(status string) int {
+	switch status {
+	case StatusOK:
+		return 200
+	case StatusInvalidToken, StatusNoSession:
+		return 401
+	case StatusUpstreamRequired:
+		return 403
+	}
+	return 0
+}
+
+// JSON member names of Request, Response and Identity: the filter reads and writes them by
+// name, without encoding/json (see AppendRequest).
+const (
+	FieldRouteID   = "route_id"
+	FieldHost      = "host"
+	FieldToken     = "token"
+	FieldCookie    = "cookie"
+	FieldRequestID = "request_id"
+
+	FieldStatus        = "status"
+	FieldIdentity      = "identity"
+	FieldAssertion     = "assertion"
+	FieldUpstreamToken = "upstream_token"
+	FieldClientToken   = "client_token"
+	FieldSessionKey    = "session_key"
+	FieldExpiresAt     = "expires_at"
+	FieldConnectURL    = "connect_url"
+
+	FieldSubject = "sub"
+	FieldEmail   = "email"
+	FieldName    = "name"
+	FieldGroups  = "groups"
+	FieldClaims  = "claims"
 )
 
 // Request asks for the decision bundle of one credential on one route. Exactly one of Token
@@ -36,6 +80,27 @@ type Request struct {
 	Cookie string `json:"cookie,omitempty"`
 	// RequestID is the proxy's request ID, for correlating logs.
 	RequestID string `json:"request_id,omitempty"`
+}
+
+// AppendRequest appends the JSON of a Request to dst, with the credential as Token, or as
+// Cookie when cookie is set, and returns the extended slice. It allocates nothing but dst's
+// growth: the filter builds one per check call.
+func AppendRequest(dst []byte, routeID, host string, cookie bool, credential, requestID string) []byte {
+	dst = append(dst, `{"`+FieldRouteID+`":`...)
+	dst = gjson.AppendJSONString(dst, routeID)
+	dst = append(dst, `,"`+FieldHost+`":`...)
+	dst = gjson.AppendJSONString(dst, host)
+	if cookie {
+		dst = append(dst, `,"`+FieldCookie+`":`...)
+	} else {
+		dst = append(dst, `,"`+FieldToken+`":`...)
+	}
+	dst = gjson.AppendJSONString(dst, credential)
+	if requestID != "" {
+		dst = append(dst, `,"`+FieldRequestID+`":`...)
+		dst = gjson.AppendJSONString(dst, requestID)
+	}
+	return append(dst, '}')
 }
 
 // Identity is who the credential belongs to.

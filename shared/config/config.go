@@ -72,6 +72,11 @@ type TokenService struct {
 	AccessTokenLifetime Duration `yaml:"access_token_lifetime"`
 	// RefreshTokenLifetime is the MCP refresh token lifetime (default 720h).
 	RefreshTokenLifetime Duration `yaml:"refresh_token_lifetime"`
+	// TrustedProxyHops is how many proxies in front of the public listener append
+	// the address they received a request from to X-Forwarded-For (default 0:
+	// the header is not trusted). The token service counts per-caller limits
+	// against the address the outermost of them saw.
+	TrustedProxyHops int `yaml:"trusted_proxy_hops"`
 }
 
 // Route is one protected route.
@@ -136,6 +141,9 @@ const (
 	DefaultRefreshTokenLifetime = 30 * 24 * time.Hour
 	DefaultSQLitePath           = "gateway.db"
 )
+
+// MaxTrustedProxyHops bounds token_service.trusted_proxy_hops.
+const MaxTrustedProxyHops = 10
 
 // DefaultIDPScopes are the scopes requested when idp_scopes is not set (SPEC).
 var defaultIDPScopes = []string{"openid", "profile", "email", "offline_access"}

@@ -65,6 +65,9 @@ func TestParse_ErrorsNameTheKey(t *testing.T) {
 		{"port with leading zero", strings.Replace(validBase, "https://mcp.example.com/mcp", "https://mcp.example.com:0443/mcp", 1), "routes[0].from: invalid port"},
 		{"not yaml", "routes: [\n", "not valid YAML"},
 		{"bad policy operator", strings.Replace(validBase, "mcp: {server: {}}", "mcp: {server: {}}\n    policy: {deny: {and: [{mcp_tool: {regex: x}}]}}", 1), "routes[0]: policy.deny.and[0].mcp_tool"},
+		{"negative proxy hops", validBase + "token_service: {trusted_proxy_hops: -1}\n", "token_service.trusted_proxy_hops: must be between 0 and 10"},
+		{"too many proxy hops", validBase + "token_service: {trusted_proxy_hops: 11}\n", "token_service.trusted_proxy_hops: must be between 0 and 10"},
+		{"proxy hops not a number", validBase + "token_service: {trusted_proxy_hops: one}\n", "token_service.trusted_proxy_hops:"},
 		{"unknown log field", validBase + "authorize_log_fields: [request-id, password]\n", "authorize_log_fields:"},
 		{"path traversal in from", strings.Replace(validBase, "https://mcp.example.com/mcp", "https://mcp.example.com/a/../mcp", 1), "routes[0].from: path must be a plain path"},
 	}
@@ -76,6 +79,25 @@ func TestParse_ErrorsNameTheKey(t *testing.T) {
 				t.Fatalf("error = %v\nwant it to contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestParse_TrustedProxyHops(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		yaml string
+		want int
+	}{
+		{validBase, 0},
+		{validBase + "token_service: {trusted_proxy_hops: 2}\n", 2},
+	} {
+		c, err := Parse([]byte(tc.yaml), noEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.TokenService.TrustedProxyHops; got != tc.want {
+			t.Errorf("trusted_proxy_hops = %d, want %d", got, tc.want)
+		}
 	}
 }
 

@@ -5,8 +5,8 @@ import "strings"
 // protocolClaims are left out of Identity.Claims: they describe the token, not the user.
 var protocolClaims = map[string]bool{"nonce": true, "at_hash": true, "c_hash": true}
 
-// identityFrom builds an Identity from merged claims.
-func identityFrom(claims map[string]any) Identity {
+// identityFrom builds an Identity from merged claims of provider p.
+func identityFrom(claims map[string]any, p Provider) Identity {
 	id := Identity{Claims: make(map[string]any, len(claims))}
 	for k, v := range claims {
 		if !protocolClaims[k] {
@@ -14,7 +14,7 @@ func identityFrom(claims map[string]any) Identity {
 		}
 	}
 	id.Subject, _ = claims["sub"].(string)
-	if email, _ := claims["email"].(string); email != "" && !explicitlyFalse(claims["email_verified"]) {
+	if email, _ := claims["email"].(string); email != "" && emailVerified(claims, p) {
 		id.Email = email
 	} else {
 		// An address the provider does not vouch for must not reach claim/email policy
@@ -31,13 +31,20 @@ func identityFrom(claims map[string]any) Identity {
 	return id
 }
 
-// explicitlyFalse reports whether v is false or "false" (some providers send a string).
-func explicitlyFalse(v any) bool {
+// emailVerified reports whether the provider vouches for the address in claims:
+// email_verified is true or "true" in any case (Apple and some Cognito pools send a string);
+// absent, only at a provider that verifies every address and never sends the claim. Any other
+// value (false, "false", another string, a number, null) is not a verification.
+func emailVerified(claims map[string]any, p Provider) bool {
+	v, ok := claims["email_verified"]
+	if !ok {
+		return p.EmailVerifiedWithoutClaim
+	}
 	switch t := v.(type) {
 	case bool:
-		return !t
+		return t
 	case string:
-		return strings.EqualFold(t, "false")
+		return strings.EqualFold(t, "true")
 	}
 	return false
 }

@@ -47,7 +47,10 @@ type Connector interface {
 // Identity is who the provider says the user is.
 type Identity struct {
 	Subject string
-	// Email is empty when the provider marks it unverified (email_verified: false).
+	// Email is set only when the provider vouches for the address: email_verified is true
+	// (or the string "true", any case), or the claim is absent at a provider whose
+	// Provider.EmailVerifiedWithoutClaim is set. Otherwise it is empty and the "email"
+	// claim is dropped from Claims.
 	Email  string
 	Name   string
 	Groups []string
@@ -64,11 +67,46 @@ type Tokens struct {
 	Expiry       time.Time `json:"expiry,omitzero"`
 }
 
-// Well-known issuers of built-in providers, used when idp_provider_url is empty.
-var wellKnownIssuers = map[string]string{
-	"google": "https://accounts.google.com",
-	"gitlab": "https://gitlab.com",
-	"apple":  "https://appleid.apple.com",
+// Provider describes an identity provider idp_provider can name.
+type Provider struct {
+	// Name is the idp_provider value.
+	Name string
+	// Issuer is the well-known issuer used when idp_provider_url is empty; empty means
+	// idp_provider_url is required.
+	Issuer string
+	// EmailVerifiedWithoutClaim says the provider verifies every address it issues and
+	// never sends email_verified, so an address without the claim is trusted. When false
+	// (the default, and always for the generic oidc provider) an address is trusted only
+	// with email_verified: true.
+	EmailVerifiedWithoutClaim bool
+}
+
+// providers is the table of OpenID Connect providers New accepts. Every one of them sends
+// email_verified (Apple and some Cognito pools as a string) or, like Entra ID (azure), may
+// issue addresses nobody verified, so none trusts an address without the claim.
+func providers() []Provider {
+	return []Provider{
+		{Name: "oidc"},
+		{Name: "google", Issuer: "https://accounts.google.com"},
+		{Name: "gitlab", Issuer: "https://gitlab.com"},
+		{Name: "apple", Issuer: "https://appleid.apple.com"},
+		{Name: "auth0"},
+		{Name: "azure"},
+		{Name: "cognito"},
+		{Name: "okta"},
+		{Name: "onelogin"},
+		{Name: "ping"},
+	}
+}
+
+// LookupProvider returns the description of idp_provider name.
+func LookupProvider(name string) (Provider, bool) {
+	for _, p := range providers() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Provider{}, false
 }
 
 // Option configures a connector made by New.
@@ -112,16 +150,16 @@ func New(ctx context.Context, cfg *config.Config, client *http.Client, opts ...O
 		return nil, errors.New("idp_provider: github is not supported yet (it is not an OpenID Connect provider); use oidc with an OpenID Connect provider")
 	case "hosted", "":
 		return nil, fmt.Errorf("idp_provider: %q is not available in this gateway; configure your own provider", cfg.IDPProvider)
-	case "google", "gitlab", "apple":
-		if issuer == "" {
-			issuer = wellKnownIssuers[cfg.IDPProvider]
-		}
-	case "oidc", "auth0", "azure", "cognito", "okta", "onelogin", "ping":
-		if issuer == "" {
+	}
+	provider, ok := LookupProvider(cfg.IDPProvider)
+	if !ok {
+		return nil, fmt.Errorf("idp_provider: unknown provider %q", cfg.IDPProvider)
+	}
+	if issuer == "" {
+		if provider.Issuer == "" {
 			return nil, fmt.Errorf("idp_provider_url: is required for idp_provider %q", cfg.IDPProvider)
 		}
-	default:
-		return nil, fmt.Errorf("idp_provider: unknown provider %q", cfg.IDPProvider)
+		issuer = provider.Issuer
 	}
 	if cfg.IDPClientID == "" {
 		return nil, errors.New("idp_client_id: is required")
@@ -129,5 +167,5 @@ func New(ctx context.Context, cfg *config.Config, client *http.Client, opts ...O
 	if client == nil {
 		client = &http.Client{Timeout: DefaultTimeout}
 	}
-	return newOIDC(issuer, cfg, limitClient(client, MaxResponseBytes), o), nil
+	return newOIDC(issuer, provider, cfg, limitClient(client, MaxResponseBytes), o), nil
 }

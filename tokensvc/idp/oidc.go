@@ -21,6 +21,7 @@ import (
 // OIDC is a Connector for an OpenID Connect provider.
 type OIDC struct {
 	issuer       string
+	provider     Provider
 	clientID     string
 	clientSecret string
 	redirectURL  string
@@ -45,9 +46,10 @@ type discovered struct {
 
 var _ Connector = (*OIDC)(nil)
 
-func newOIDC(issuer string, cfg *config.Config, client *http.Client, o options) *OIDC {
+func newOIDC(issuer string, provider Provider, cfg *config.Config, client *http.Client, o options) *OIDC {
 	return &OIDC{
 		issuer:       strings.TrimSuffix(issuer, "/"),
+		provider:     provider,
 		clientID:     cfg.IDPClientID,
 		clientSecret: cfg.IDPClientSecretResolved,
 		redirectURL:  redirectURL(cfg.AuthenticateServiceURL),
@@ -163,7 +165,7 @@ func (c *OIDC) Exchange(ctx context.Context, code, pkceVerifier, nonce string) (
 	if err := c.mergeUserInfo(ctx, d, tok, idt.Subject, claims); err != nil {
 		return Identity{}, Tokens{}, err
 	}
-	return identityFrom(claims), tokensFrom(tok, raw), nil
+	return identityFrom(claims, c.provider), tokensFrom(tok, raw), nil
 }
 
 // Refresh implements Connector.
@@ -200,7 +202,7 @@ func (c *OIDC) Refresh(ctx context.Context, t Tokens) (Identity, Tokens, error) 
 	}
 	var id Identity
 	if len(claims) > 0 {
-		id = identityFrom(claims)
+		id = identityFrom(claims, c.provider)
 	}
 	return id, tokensFrom(tok, raw), nil
 }
@@ -225,10 +227,16 @@ func (c *OIDC) mergeUserInfo(ctx context.Context, d *discovered, tok *oauth2.Tok
 	}
 	// The address and its verification come from one source: when the ID token names no
 	// address, userinfo's email_verified replaces whatever the ID token said, so an ID
-	// token's email_verified: true never vouches for an address userinfo supplied.
+	// token's email_verified: true never vouches for an address userinfo supplied. When the
+	// ID token names an address without email_verified, userinfo's email_verified is taken
+	// only if userinfo names the same address.
 	if _, ok := claims["email"]; !ok {
 		if _, ok := extra["email"]; ok {
 			delete(claims, "email_verified")
+		}
+	} else if _, ok := claims["email_verified"]; !ok {
+		if ue, _ := extra["email"].(string); ue == "" || ue != claims["email"] {
+			delete(extra, "email_verified")
 		}
 	}
 	for k, v := range extra {

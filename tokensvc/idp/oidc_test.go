@@ -326,3 +326,20 @@ func TestOIDC_OversizedResponseFails(t *testing.T) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}
 }
+
+func TestOIDC_UserInfoVerifiesTheIDTokensAddress(t *testing.T) {
+	t.Parallel()
+	p := newFakeProvider(t)
+	p.mutate = func(c map[string]any) { delete(c, "email_verified") }
+	p.userinfo["email"] = "bob@example.com"
+	p.userinfo["email_verified"] = "true"
+	c := newTestConnector(t, p)
+	v := oauth2.GenerateVerifier()
+	id, _, err := c.Exchange(context.Background(), signIn(t, c, p, "bob", "n", v), v, "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id.Email != "bob@example.com" {
+		t.Errorf("email = %q, want the ID token's address, verified by userinfo for the same address", id.Email)
+	}
+}

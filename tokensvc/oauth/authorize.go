@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -79,13 +80,22 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 		return
 	}
 
-	// The redirect URI is verified: from here on, errors go back to the client.
+	// The redirect URI is registered. Errors go back to it only for clients the
+	// operator configured; anyone can register a client or publish a metadata
+	// document, so for those the user sees the error page instead, until the
+	// consent page has shown where the browser is being sent (RFC 9700
+	// §4.11.2).
 	state := ""
 	if len(params["state"]) == 1 {
 		state = params.Get("state")
 	}
+	redirectErrors := redirectsErrorsBeforeConsent(client)
 	fail := func(code, desc string) {
-		s.redirectResult(w, r, redirectURI, h.Origin, state, url.Values{"error": {code}, "error_description": {desc}})
+		if redirectErrors {
+			s.redirectResult(w, r, redirectURI, h.Origin, state, url.Values{"error": {code}, "error_description": {desc}})
+			return
+		}
+		s.renderAuthorizeError(w, r, client, code, desc)
 	}
 	req, code, desc := s.validateAuthParams(params, client, h)
 	if code != "" {
@@ -121,6 +131,14 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 		return
 	}
 	if promptNone {
+		// This server asks for consent every time, so consent is required. Tell
+		// the client only if this user has approved it before (a live grant of
+		// this session): otherwise the answer would reveal to anyone who
+		// registered a client that the user is signed in.
+		if s.approvedInSession(ctx, sess.ID, client.ID) {
+			s.redirectResult(w, r, redirectURI, h.Origin, state, url.Values{"error": {errConsentRequired}, "error_description": {"the user must approve this application"}})
+			return
+		}
 		fail(errConsentRequired, "the user must approve this application")
 		return
 	}
@@ -154,6 +172,51 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 		CSRF:         s.sessions.CSRFToken(r),
 		Request:      handle,
 	})
+}
+
+// redirectsErrorsBeforeConsent reports whether authorization errors that
+// arise before the user has seen the consent page may be sent to c's redirect
+// URI. Only operator-configured (static) clients: a dynamically registered or
+// metadata-document client's redirect URI was chosen by whoever registered it,
+// so redirecting there would make the gateway an open redirector.
+func redirectsErrorsBeforeConsent(c store.Client) bool { return c.Kind == store.ClientStatic }
+
+// renderAuthorizeError shows an authorization error that is not sent to the
+// client. prompt=none errors share one page whatever the reason, so that the
+// page says nothing about whether the user is signed in.
+func (s *Server) renderAuthorizeError(w http.ResponseWriter, r *http.Request, c store.Client, code, desc string) {
+	s.log.InfoContext(r.Context(), "oauth: authorization request refused", "request_id", requestID(r), "client_id", c.ID, "error", code, "reason", desc)
+	status := http.StatusBadRequest
+	title := "Invalid authorization request"
+	msg := "The application sent an authorization request this gateway does not accept (" + code + ": " + desc + "), so you are not being sent back to it. Start again from the application; if this persists, report it to the application's developer."
+	switch code {
+	case errLoginRequired, errConsentRequired:
+		title = "Sign-in and approval needed"
+		msg = "The application asked to be let in without showing you a sign-in or approval page (prompt=none). Start again from the application to sign in and approve it."
+	case errServerError:
+		status = http.StatusInternalServerError
+		title = "Something went wrong"
+		msg = "The authorization request could not be processed. Try again later."
+	}
+	renderError(w, r, status, title, msg, c.ID)
+}
+
+// approvedInSession reports whether the user of sessionID has approved
+// clientID in that session: a grant of it that is neither revoked nor
+// expired. A storage error counts as no.
+func (s *Server) approvedInSession(ctx context.Context, sessionID, clientID string) bool {
+	grants, err := s.store.ListGrantsBySession(ctx, sessionID)
+	if err != nil {
+		s.log.WarnContext(ctx, "oauth: list grants of session", "err", err)
+		return false
+	}
+	now := s.now()
+	for _, g := range grants {
+		if g.ClientID == clientID && g.RevokedAt.IsZero() && (g.ExpiresAt.IsZero() || now.Before(g.ExpiresAt)) {
+			return true
+		}
+	}
+	return false
 }
 
 // validateAuthParams checks the parameters after client_id and
@@ -266,13 +329,17 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request, h *hosts.
 		renderError(w, r, http.StatusBadRequest, "Invalid form", "The form is incomplete.", "")
 		return
 	}
-	ot, err := s.store.TakeOneTime(ctx, secret.Hash(handle), oneTimeKindConsent, s.now())
+	// Check, then spend: the pending consent is looked at without consuming it
+	// and spent only once this session, on this host, gave a valid answer, so
+	// another session that learned the handle cannot burn the user's request.
+	hash := secret.Hash(handle)
+	ot, err := s.store.GetOneTime(ctx, hash, oneTimeKindConsent, s.now())
 	if errors.Is(err, store.ErrNotFound) {
-		renderError(w, r, http.StatusBadRequest, "Request expired", "This approval request has expired or was already answered. Start again from the application.", "")
+		renderConsentExpired(w, r)
 		return
 	}
 	if err != nil {
-		s.log.ErrorContext(ctx, "oauth: take consent request", "err", err)
+		s.log.ErrorContext(ctx, "oauth: get consent request", "err", err)
 		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "The approval could not be processed. Try again later.", "")
 		return
 	}
@@ -286,22 +353,38 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request, h *hosts.
 		renderError(w, r, http.StatusForbidden, "Invalid form", "This approval request belongs to another session. Start again from the application.", "")
 		return
 	}
+	action := form.Get("action")
+	if action != actionApprove && action != actionDeny {
+		renderError(w, r, http.StatusBadRequest, "Invalid form", "Choose Approve or Deny.", "")
+		return
+	}
 	// The client may have been deleted or its document changed meanwhile.
 	client, err := s.lookupClient(ctx, req.ClientID)
 	if err != nil || !matchRedirectURI(client.RedirectURIs, req.RedirectURI) {
 		renderError(w, r, http.StatusBadRequest, "Unknown application", "This application is no longer registered here. Start again from the application.", req.ClientID)
 		return
 	}
-	switch form.Get("action") {
-	case actionApprove:
+	// Spend: of concurrent answers, exactly one takes the request.
+	if _, err := s.store.TakeOneTime(ctx, hash, oneTimeKindConsent, s.now()); errors.Is(err, store.ErrNotFound) {
+		renderConsentExpired(w, r)
+		return
+	} else if err != nil {
+		s.log.ErrorContext(ctx, "oauth: take consent request", "err", err)
+		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "The approval could not be processed. Try again later.", "")
+		return
+	}
+	if action == actionApprove {
 		s.log.InfoContext(ctx, "oauth: consent approved", "request_id", requestID(r), "client_id", req.ClientID, "session_id", sess.ID, "resource", req.Resource)
 		s.issueCode(w, r, req, sess)
-	case actionDeny:
-		s.log.InfoContext(ctx, "oauth: consent denied", "request_id", requestID(r), "client_id", req.ClientID)
-		s.redirectResult(w, r, req.RedirectURI, req.Issuer, req.State, url.Values{"error": {errAccessDenied}, "error_description": {"the user denied access"}})
-	default:
-		renderError(w, r, http.StatusBadRequest, "Invalid form", "Choose Approve or Deny.", "")
+		return
 	}
+	s.log.InfoContext(ctx, "oauth: consent denied", "request_id", requestID(r), "client_id", req.ClientID)
+	s.redirectResult(w, r, req.RedirectURI, req.Issuer, req.State, url.Values{"error": {errAccessDenied}, "error_description": {"the user denied access"}})
+}
+
+// renderConsentExpired is the page of a consent answer whose request is gone.
+func renderConsentExpired(w http.ResponseWriter, r *http.Request) {
+	renderError(w, r, http.StatusBadRequest, "Request expired", "This approval request has expired or was already answered. Start again from the application.", "")
 }
 
 // issueCode stores a fresh authorization code for req and sends the browser

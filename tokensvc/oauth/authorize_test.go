@@ -59,10 +59,19 @@ func TestAuthorize_BadClientOrRedirectShowsPageNeverRedirects(t *testing.T) {
 	}
 }
 
+// For an operator-configured (static) client, errors after the redirect URI check go back to
+// the client. (A registered or metadata-document client gets the error page instead:
+// TestRedTeam_AuthorizeErrorsBeforeConsentNeverRedirectToUnvettedClients.)
 func TestAuthorize_ErrorsAfterRedirectCheckGoToClient(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	c := e.register(nil)
+	if err := e.st.CreateClient(context.Background(), store.Client{
+		ID: "static-code", Kind: store.ClientStatic, RedirectURIs: []string{loopbackCB},
+		GrantTypes: []string{grantAuthorizationCode}, ResponseTypes: []string{responseTypeCode}, TokenEndpointAuthMethod: authNone,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c := registered{ID: "static-code", RedirectURI: loopbackCB}
 	if err := e.st.CreateClient(context.Background(), store.Client{
 		ID: "static-nocode", Kind: store.ClientStatic, RedirectURIs: []string{loopbackCB},
 		GrantTypes: []string{grantRefreshToken}, TokenEndpointAuthMethod: authNone,
@@ -98,7 +107,6 @@ func TestAuthorize_ErrorsAfterRedirectCheckGoToClient(t *testing.T) {
 		{"request_uri", c, func(p url.Values) { p.Set("request_uri", "urn:x") }, errRequestURINotSupported},
 		{"fragment response mode", c, func(p url.Values) { p.Set("response_mode", "fragment") }, errInvalidRequest},
 		{"huge state", c, func(p url.Values) { p.Set("state", strings.Repeat("s", maxStateLen+1)) }, errInvalidRequest},
-		{"prompt none while consent needed", c, func(p url.Values) { p.Set("prompt", "none") }, errConsentRequired},
 		{"client not registered for code", noCode, func(p url.Values) {}, errUnauthorizedClient},
 	}
 	for _, tc := range cases {
@@ -147,7 +155,15 @@ func TestAuthorize_SignedOutGoesThroughSignInAndBack(t *testing.T) {
 		t.Fatalf("expired session: Location %s", rec.Header().Get("Location"))
 	}
 
-	// prompt=none cannot sign in.
+	// prompt=none cannot sign in. An operator-configured client is told so; a registered
+	// one gets the error page (TestRedTeam_AuthorizeErrorsBeforeConsentNeverRedirectToUnvettedClients).
+	if err := e.st.CreateClient(context.Background(), store.Client{
+		ID: "static-code", Kind: store.ClientStatic, RedirectURIs: []string{loopbackCB},
+		GrantTypes: []string{grantAuthorizationCode}, ResponseTypes: []string{responseTypeCode}, TokenEndpointAuthMethod: authNone,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p = authParams(registered{ID: "static-code", RedirectURI: loopbackCB}, challenge)
 	p.Set("prompt", "none")
 	rec = e.get(issuer+paths.Authorize+"?"+p.Encode(), "")
 	if q := location(t, rec).Query(); q.Get("error") != errLoginRequired {
@@ -284,9 +300,9 @@ func TestConsent_Attacks(t *testing.T) {
 		if rec.Code != http.StatusForbidden || rec.Header().Get("Location") != "" {
 			t.Fatalf("status %d", rec.Code)
 		}
-		// The handle is spent: alice must start again too.
-		if rec := e.answerConsent(issuer, alice.ID, h, actionApprove); rec.Code != http.StatusBadRequest {
-			t.Fatalf("reuse: status %d", rec.Code)
+		// The refused answer did not spend the handle: alice can still answer it.
+		if rec := e.answerConsent(issuer, alice.ID, h, actionApprove); rec.Code != http.StatusSeeOther {
+			t.Fatalf("alice after the attack: status %d", rec.Code)
 		}
 	})
 	t.Run("replayed approval", func(t *testing.T) {

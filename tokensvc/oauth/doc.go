@@ -61,6 +61,13 @@
 //   - An authorization code is single-use (atomic TakeAuthCode) and lives
 //     60 seconds. A redeemed code is remembered for 10 minutes; presenting it
 //     again revokes the grant and access token it yielded (RFC 6749 §4.1.2).
+//   - One-time values are checked, then spent: the token endpoint looks at a
+//     code (GetAuthCode) and verifies its client, redirect URI, PKCE verifier,
+//     issuer and resource before taking it; the consent endpoint looks at a
+//     pending consent (GetOneTime) and verifies its session, issuer and the
+//     answer before taking it. A refused attempt (invalid_grant, or the error
+//     page) leaves the value to the one it is bound to; the take is still the
+//     single atomic step, so concurrent redemptions yield one success.
 //   - A refresh token is always rotated. Presenting a rotated one revokes its
 //     whole grant and the grant's access tokens. Two concurrent refreshes with
 //     the same token therefore end the family; clients must serialise refresh.
@@ -80,9 +87,31 @@
 //     Codes and grants bound to a resource are only redeemable at the issuer
 //     that serves the resource; unbound tokens are valid at every route by
 //     design (DESIGN §2.9), so no issuer binding is needed for them.
+//   - Authorization errors are redirected to the client only when its
+//     redirect URI is vouched for. Until client_id and redirect_uri are
+//     verified, always the error page. After that, for an operator-configured
+//     (store.ClientStatic) client, errors go to its redirect URI as RFC 6749
+//     §4.1.2.1 says. A dynamically registered or metadata-document client was
+//     set up by anyone, so errors before consent (bad response_type, missing
+//     PKCE, invalid resource, prompt=none…) show the error page with the
+//     request ID instead (RFC 9700 §4.11.2): the gateway is no open
+//     redirector. Once the user has seen the consent page, which names the
+//     redirect host, errors (access_denied) go back to the client. prompt=none
+//     for such a client redirects (consent_required) only if the user holds a
+//     live grant of it in this session; otherwise the page says nothing about
+//     whether the user is signed in. Consent itself is not remembered.
 //   - Dynamic client registration is open to anyone and each registration is
-//     stored for up to 30 idle days, so it is rate limited per replica
-//     (WithRegistrationLimit; 429 with Retry-After beyond it).
+//     stored for up to 30 idle days, so it is bounded in size (body 16 KiB,
+//     10 redirect URIs of 2000 bytes, name 200 characters, scope 1000 bytes)
+//     and rate limited per replica, per caller and route host
+//     (WithCallerRegistrationLimit) and per route host
+//     (WithRegistrationLimit); 429 with Retry-After beyond. The caller is the
+//     peer address, an IPv6 one reduced to its /64; X-Forwarded-For counts
+//     only with token_service.trusted_proxy_hops (WithTrustedProxyHops), as
+//     a forged header would otherwise buy a fresh budget per request. The
+//     budgets of at most 10000 callers are kept, least recently seen
+//     forgotten first, so a caller with very many addresses can still reset
+//     its own budget: the per-host limit is what bounds the store then.
 //   - The consent page's Content-Security-Policy has no form-action
 //     directive (the other pages have form-action 'self'): Chrome and Safari
 //     apply form-action to the redirects that follow a form submission, so it

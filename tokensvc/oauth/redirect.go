@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 )
@@ -20,7 +21,7 @@ func validateRedirectURI(raw string) error {
 		return errors.New("redirect URI is empty")
 	}
 	if len(raw) > maxRedirectURILen {
-		return errors.New("redirect URI is too long")
+		return fmt.Errorf("redirect URI is longer than %d bytes", maxRedirectURILen)
 	}
 	for i := 0; i < len(raw); i++ {
 		switch c := raw[i]; {

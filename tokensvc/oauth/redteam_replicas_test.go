@@ -236,3 +236,32 @@ func TestRedTeam_Replicas_CodeReplayAtOtherReplicaRevokes(t *testing.T) {
 		}
 	})
 }
+
+// Attack: race the rightful redemption of a code with attempts that carry the wrong PKCE
+// verifier, at both replicas. The attempts must all fail without spending the code, and
+// the rightful client's redemption must succeed exactly once.
+func TestRedTeam_Replicas_WrongVerifierRacingTheClientDoesNotBurnTheCode(t *testing.T) {
+	t.Parallel()
+	forBackends(t, func(t *testing.T, r *replicas) {
+		c := r.a.register(nil)
+		sess := r.session(t, "alice")
+		for round := range 3 {
+			code, verifier := r.a.authorizeCode(c, sess, nil)
+			wrong, _ := pkce()
+			ok, others := race(8, func(i int) int {
+				e := r.a
+				if i%2 == 1 {
+					e = r.b
+				}
+				v := wrong
+				if i == 7 {
+					v = verifier
+				}
+				return e.token(c, codeForm(c, code, v)).Code
+			})
+			if ok != 1 {
+				t.Fatalf("round %d: %d redemptions succeeded (others %v), want exactly the rightful one", round, ok, others)
+			}
+		}
+	})
+}

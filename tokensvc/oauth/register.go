@@ -20,11 +20,17 @@ import (
 	"github.com/mcpmesh/gateway/tokensvc/store"
 )
 
-// Limits on client metadata.
+// Limits on client metadata. A registration is kept for up to 30 idle days
+// and anyone may register, so each is bounded: the body, the number of
+// redirect URIs, and every string kept (maxRedirectURILen bounds each
+// redirect URI).
 const (
-	maxRedirectURIs  = 20
-	maxClientNameLen = 200 // runes
-	maxScopeLen      = 1000
+	// maxRegistrationBodyBytes bounds a registration request's body, and so
+	// what one registration can store.
+	maxRegistrationBodyBytes = 16 << 10
+	maxRedirectURIs          = 10
+	maxClientNameLen         = 200 // runes
+	maxScopeLen              = 1000
 )
 
 // clientMetadata is the registrable metadata of a client (RFC 7591 §2), as
@@ -208,12 +214,12 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request, h *hosts
 		writeOAuthError(w, newError(errInvalidClientMetadata, "the request body must be application/json"))
 		return
 	}
-	if !s.allowRegistration(w) {
+	if !s.allowRegistration(w, r, h) {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRegistrationBodyBytes))
 	if err != nil {
-		writeOAuthError(w, newError(errInvalidClientMetadata, fmt.Sprintf("the request body is unreadable or larger than %d bytes", maxBodyBytes)))
+		writeOAuthError(w, newError(errInvalidClientMetadata, fmt.Sprintf("the request body is unreadable or larger than %d bytes", maxRegistrationBodyBytes)))
 		return
 	}
 	m, oerr := parseClientMetadata(body, authSecretBasic)
@@ -261,18 +267,16 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request, h *hosts
 	writeJSON(w, http.StatusCreated, resp)
 }
 
-// allowRegistration spends one unit of the registration budget, or answers 429 with
-// Retry-After and reports false. Registration is open to anyone and every registration is
-// stored for weeks, so without a bound one client could fill the store.
-func (s *Server) allowRegistration(w http.ResponseWriter) bool {
-	now := s.now()
-	res := s.registrations.ReserveN(now, 1)
-	if !res.OK() {
-		return s.refuseRegistration(w, time.Second)
-	}
-	if d := res.DelayFrom(now); d > 0 {
-		res.CancelAt(now)
-		return s.refuseRegistration(w, d)
+// allowRegistration spends one unit of the caller's and the host's registration budget,
+// or answers 429 with Retry-After and reports false. Registration is open to anyone and
+// every registration is stored for weeks, so without a bound one client could fill the
+// store; the per-caller budget keeps one caller from spending everyone's.
+func (s *Server) allowRegistration(w http.ResponseWriter, r *http.Request, h *hosts.Host) bool {
+	caller := callerAddress(r, s.trustedProxyHops)
+	ok, wait := s.registrations.allow(h.Origin, caller, s.now())
+	if !ok {
+		s.log.InfoContext(r.Context(), "oauth: client registration rate limited", "issuer", h.Origin, "caller", caller, "retry_after", wait)
+		return s.refuseRegistration(w, wait)
 	}
 	return true
 }

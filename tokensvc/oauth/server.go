@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"golang.org/x/time/rate"
 
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/shared/paths"
@@ -36,11 +35,6 @@ const (
 	oneTimeKindConsent = "consent"
 	// clientRouteClientID is the ClientID of tokens minted by IssueClientToken.
 	clientRouteClientID = "gateway:mcp-client-route"
-	// defaultRegistrationRate and defaultRegistrationBurst bound dynamic client
-	// registration per replica (see WithRegistrationLimit): a fleet of clients may
-	// register at once, a flood cannot fill the store with 30-day registrations.
-	defaultRegistrationRate  = 2 // per second
-	defaultRegistrationBurst = 120
 )
 
 // ErrIdPRefused is returned (possibly wrapped) by [Sessions.Revalidate] when
@@ -88,9 +82,15 @@ type Server struct {
 	docClient  *http.Client
 	accessTTL  time.Duration
 	refreshTTL time.Duration
-	// registrations bounds dynamic client registration; anyone may register, and each
-	// registration is stored for clientIdleLifetime.
-	registrations *rate.Limiter
+	// registrations bounds dynamic client registration per caller and per host;
+	// anyone may register, and each registration is stored for clientIdleLifetime.
+	registrations *registrationLimiter
+	// regHostRate … regMaxCallers configure registrations (see the options).
+	regHostRate, regCallerRate                  float64
+	regHostBurst, regCallerBurst, regMaxCallers int
+	// trustedProxyHops says which X-Forwarded-For entry names the caller (see
+	// callerAddress); 0 trusts none.
+	trustedProxyHops int
 }
 
 // Option configures a Server.
@@ -108,13 +108,29 @@ func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
 // with NewDocumentClient too.
 func WithDocumentClient(c *http.Client) Option { return func(s *Server) { s.docClient = c } }
 
-// WithRegistrationLimit sets how many dynamic client registrations this server accepts:
-// perSecond on average, burst at once (defaults: 2 per second, bursts of 120). Beyond it
-// the registration endpoint answers 429 with Retry-After. The limit is per replica; put a
-// per-client-address limit in front of the gateway too.
+// WithRegistrationLimit sets how many dynamic client registrations this server accepts
+// per route host: perSecond on average, burst at once (defaults: 2 per second, bursts of
+// 120). Beyond it the registration endpoint answers 429 with Retry-After. The limit is per
+// replica.
 func WithRegistrationLimit(perSecond float64, burst int) Option {
-	return func(s *Server) { s.registrations = rate.NewLimiter(rate.Limit(perSecond), burst) }
+	return func(s *Server) { s.regHostRate, s.regHostBurst = perSecond, burst }
 }
+
+// WithCallerRegistrationLimit sets how many dynamic client registrations one caller (see
+// WithTrustedProxyHops) may make per route host: perSecond on average, burst at once, with
+// the budgets of at most maxCallers callers remembered (least recently seen forgotten
+// first). Defaults: one per 6 seconds, bursts of 60, 10000 callers. The limit is per replica.
+func WithCallerRegistrationLimit(perSecond float64, burst, maxCallers int) Option {
+	return func(s *Server) { s.regCallerRate, s.regCallerBurst, s.regMaxCallers = perSecond, burst, maxCallers }
+}
+
+// WithTrustedProxyHops sets how many proxies in front of the token service append the
+// address they received a request from to X-Forwarded-For; the caller a registration is
+// counted against is the address the outermost of them saw. The default is
+// token_service.trusted_proxy_hops (0: the header is ignored and the caller is the
+// connection's peer). Never set it higher than the real number of proxies: anyone could
+// then choose their address by sending the header.
+func WithTrustedProxyHops(n int) Option { return func(s *Server) { s.trustedProxyHops = n } }
 
 // New returns a Server for cfg that keeps its state in st and learns the
 // user's browser session from sessions.
@@ -134,12 +150,14 @@ func New(cfg *config.Config, st store.Store, sessions Sessions, opts ...Option) 
 	if s.refreshTTL <= 0 {
 		s.refreshTTL = config.DefaultRefreshTokenLifetime
 	}
+	s.regHostRate, s.regHostBurst = defaultRegistrationRate, defaultRegistrationBurst
+	s.regCallerRate, s.regCallerBurst = defaultCallerRegistrationRate, defaultCallerRegistrationBurst
+	s.regMaxCallers = defaultMaxRegistrationCallers
+	s.trustedProxyHops = cfg.TokenService.TrustedProxyHops
 	for _, o := range opts {
 		o(s)
 	}
-	if s.registrations == nil {
-		s.registrations = rate.NewLimiter(defaultRegistrationRate, defaultRegistrationBurst)
-	}
+	s.registrations = newRegistrationLimiter(s.regHostRate, s.regHostBurst, s.regCallerRate, s.regCallerBurst, s.regMaxCallers)
 	if s.docClient == nil {
 		s.docClient = NewDocumentClient(DocumentClientOptions{})
 	}

@@ -85,13 +85,17 @@ func (s *Server) grantAuthorizationCode(ctx context.Context, h *hosts.Host, clie
 	if code == "" {
 		return tokenResponse{}, newError(errInvalidRequest, "code is required")
 	}
-	ac, err := s.store.TakeAuthCode(ctx, secret.Hash(code), s.now())
+	// Check, then spend: every binding of the code is verified on a look that
+	// does not consume it, so a caller that is not its client, or lacks the
+	// PKCE verifier, cannot burn the rightful client's code.
+	hash := secret.Hash(code)
+	ac, err := s.store.GetAuthCode(ctx, hash, s.now())
 	if errors.Is(err, store.ErrNotFound) {
 		s.revokeReplayedCode(ctx, code)
 		return tokenResponse{}, newError(errInvalidGrant, "the authorization code is invalid, expired or already used")
 	}
 	if err != nil {
-		s.log.ErrorContext(ctx, "oauth: take authorization code", "err", err)
+		s.log.ErrorContext(ctx, "oauth: get authorization code", "err", err)
 		return tokenResponse{}, newError(errServerError, "the authorization code could not be checked")
 	}
 	if ac.ClientID != client.ID {
@@ -109,6 +113,16 @@ func (s *Server) grantAuthorizationCode(ctx context.Context, h *hosts.Host, clie
 	tokenResource, oerr := narrowResource(h, ac.Resource, form)
 	if oerr != nil {
 		return tokenResponse{}, oerr
+	}
+	// Spend: of concurrent redemptions that all passed the checks, exactly one
+	// takes the code (atomically, across replicas); the others see it gone, as
+	// a replay.
+	if _, err := s.store.TakeAuthCode(ctx, hash, s.now()); errors.Is(err, store.ErrNotFound) {
+		s.revokeReplayedCode(ctx, code)
+		return tokenResponse{}, newError(errInvalidGrant, "the authorization code is invalid, expired or already used")
+	} else if err != nil {
+		s.log.ErrorContext(ctx, "oauth: take authorization code", "err", err)
+		return tokenResponse{}, newError(errServerError, "the authorization code could not be checked")
 	}
 	sess, oerr := s.liveSession(ctx, ac.SessionID)
 	if oerr != nil {

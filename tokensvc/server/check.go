@@ -133,7 +133,7 @@ func (s *Server) check(r *http.Request, req *checkapi.Request) (int, *checkapi.R
 	if ri.upstream {
 		ti, exp, err := s.upstream.Token(ctx, sess.Subject, ri.id)
 		if errors.Is(err, ErrUpstreamRequired) {
-			return http.StatusForbidden, &checkapi.Response{
+			return checkapi.HTTPStatus(checkapi.StatusUpstreamRequired), &checkapi.Response{
 				Status: checkapi.StatusUpstreamRequired, Identity: resp.Identity,
 				ConnectURL: ri.origin + paths.Connect + "?redirect_url=",
 				Error:      "upstream_required", ErrorDescription: "connect the upstream service first",
@@ -157,7 +157,7 @@ func (s *Server) check(r *http.Request, req *checkapi.Request) (int, *checkapi.R
 	}
 	resp.Assertion = jwt
 	resp.ExpiresAt = earliest(expires, aexp).Unix()
-	return http.StatusOK, resp
+	return checkapi.HTTPStatus(checkapi.StatusOK), resp
 }
 
 // tokenSession validates an External Token at routeID and returns it with its session,
@@ -208,11 +208,11 @@ func (s *Server) checkReply(w http.ResponseWriter, status int, resp *checkapi.Re
 }
 
 func invalidToken(desc string) (int, *checkapi.Response) {
-	return http.StatusUnauthorized, &checkapi.Response{Status: checkapi.StatusInvalidToken, Error: "invalid_token", ErrorDescription: desc}
+	return checkapi.HTTPStatus(checkapi.StatusInvalidToken), &checkapi.Response{Status: checkapi.StatusInvalidToken, Error: "invalid_token", ErrorDescription: desc}
 }
 
 func noSession(desc string) (int, *checkapi.Response) {
-	return http.StatusUnauthorized, &checkapi.Response{Status: checkapi.StatusNoSession, Error: "no_session", ErrorDescription: desc}
+	return checkapi.HTTPStatus(checkapi.StatusNoSession), &checkapi.Response{Status: checkapi.StatusNoSession, Error: "no_session", ErrorDescription: desc}
 }
 
 func serverError(err error) (int, *checkapi.Response) {

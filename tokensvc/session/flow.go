@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/oauth2"
-
 	"github.com/mcpmesh/gateway/shared/checkapi"
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/shared/pluginconf"
@@ -23,20 +21,20 @@ import (
 	"github.com/mcpmesh/gateway/tokensvc/store"
 )
 
-// signInRequest is a sign-in started on a route host (payload of kindSignIn, carried on in
-// kindIdP).
+// signInRequest is a sign-in started on a route host: sealed into the state the route host
+// sends to the authenticate host, carried on in idpState and in the hand-over.
 type signInRequest struct {
 	Host     string `json:"host"`      // route host authority
 	ReturnTo string `json:"return_to"` // validated relative path
 	Browser  string `json:"browser"`   // base64url SHA-256 of the route host's SignInCookie
 }
 
-// idpState is the sealed payload of kindIdP.
+// idpState is sealed into the state parameter sent to the provider. The OIDC nonce and the
+// PKCE verifier are derived from Flow and the FlowCookie (Manager.flowSecret).
 type idpState struct {
-	Browser  string        `json:"browser"` // base64url SHA-256 of the authenticate host's FlowCookie
-	Nonce    string        `json:"nonce"`
-	Verifier string        `json:"verifier"`
-	SignIn   signInRequest `json:"signin"`
+	Browser string        `json:"browser"` // base64url SHA-256 of the authenticate host's FlowCookie
+	Flow    string        `json:"flow"`    // random ID of this sign-in
+	SignIn  signInRequest `json:"signin"`
 }
 
 // handoff is the payload of kindHandoff.
@@ -92,11 +90,13 @@ func (m *Manager) RedirectToSignIn(w http.ResponseWriter, r *http.Request, retur
 }
 
 func (m *Manager) startSignIn(w http.ResponseWriter, r *http.Request, h *hosts.Host, returnTo string) {
+	// Nothing is stored: the request travels sealed in the state, bound to this browser's
+	// pre-session nonce, which the hand-over checks.
 	nonce := m.flowNonce(w, r, h, SignInCookie, "/.gateway/", http.SameSiteLaxMode)
-	state := secret.NewToken()
 	req := signInRequest{Host: h.Authority, ReturnTo: returnTo, Browser: hashString(nonce)}
-	if err := m.putOneTime(r.Context(), state, kindSignIn, req, signInLifetime); err != nil {
-		m.internalError(w, r, "store sign-in state", err)
+	state, err := m.sealState(sealPurposeSignInState, req, signInLifetime)
+	if err != nil {
+		m.internalError(w, r, "seal sign-in state", err)
 		return
 	}
 	redirect(w, m.authn.Origin+paths.AuthenticateSignIn+"?state="+url.QueryEscape(state))
@@ -112,8 +112,8 @@ func (m *Manager) AuthenticateSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req signInRequest
-	if err := m.takeOneTime(r.Context(), r.URL.Query().Get("state"), kindSignIn, &req); err != nil {
-		m.flowError(w, r, err, "This sign-in link has expired or was already used. Go back to the application and sign in again.")
+	if err := m.openState(sealPurposeSignInState, r.URL.Query().Get("state"), &req); err != nil {
+		renderError(w, http.StatusBadRequest, "This sign-in link has expired or is not valid. Go back to the application and sign in again.")
 		return
 	}
 	if h := m.hosts.Lookup(req.Host); h == nil || len(h.Routes) == 0 {
@@ -129,10 +129,17 @@ func (m *Manager) AuthenticateSignIn(w http.ResponseWriter, r *http.Request) {
 		m.handoff(w, r, s.ID, req)
 		return
 	}
+	// Nothing is stored here either: the state sent to the provider is sealed and bound to
+	// the flow cookie, from which (with the state's random Flow) the nonce and the PKCE
+	// verifier are derived.
 	flow := m.flowNonce(w, r, m.authn, FlowCookie, "/", m.flowSameSite())
-	st := idpState{Browser: hashString(flow), Nonce: secret.NewToken(), Verifier: oauth2.GenerateVerifier(), SignIn: req}
-	state := secret.NewToken()
-	target, err := m.connector.AuthCodeURL(r.Context(), state, st.Nonce, st.Verifier)
+	st := idpState{Browser: hashString(flow), Flow: secret.NewToken(), SignIn: req}
+	state, err := m.sealState(sealPurposeIdPState, st, signInLifetime)
+	if err != nil {
+		m.internalError(w, r, "seal provider state", err)
+		return
+	}
+	target, err := m.connector.AuthCodeURL(r.Context(), state, m.flowSecret("nonce", flow, st.Flow), m.flowSecret("pkce", flow, st.Flow))
 	if err != nil {
 		m.log.ErrorContext(r.Context(), "identity provider unavailable", "error", err.Error())
 		h := m.hosts.Lookup(req.Host)
@@ -140,19 +147,6 @@ func (m *Manager) AuthenticateSignIn(w http.ResponseWriter, r *http.Request) {
 			Title: "Sign-in is unavailable", Message: "The identity provider cannot be reached. Try again in a moment.",
 			Link: &pageLink{Href: h.Origin + paths.SignIn + "?return_to=" + url.QueryEscape(req.ReturnTo), Text: "Try again"},
 		})
-		return
-	}
-	raw, err := json.Marshal(st)
-	if err != nil {
-		m.internalError(w, r, "encode provider state", err)
-		return
-	}
-	err = m.store.PutOneTime(r.Context(), store.OneTime{
-		Hash: secret.Hash(state), Kind: kindIdP, Payload: m.sealer.Seal(raw, sealPurposeIdPState),
-		ExpiresAt: m.now().Add(signInLifetime),
-	})
-	if err != nil {
-		m.internalError(w, r, "store provider state", err)
 		return
 	}
 	redirect(w, target)
@@ -172,37 +166,36 @@ func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
 		renderError(w, http.StatusBadRequest, "The identity provider's answer could not be read.")
 		return
 	}
-	stateValue := r.Form.Get("state")
-	if !plausibleToken(stateValue) {
-		renderError(w, http.StatusBadRequest, "The identity provider's answer carries no valid state.")
-		return
-	}
-	one, err := m.store.TakeOneTime(r.Context(), secret.Hash(stateValue), kindIdP, m.now())
-	if err != nil {
-		m.flowError(w, r, err, "This sign-in has expired or was already completed. Go back to the application and sign in again.")
-		return
-	}
+	const over = "This sign-in has expired or was already completed. Go back to the application and sign in again."
 	var st idpState
-	raw, err := m.sealer.Open(one.Payload, sealPurposeIdPState)
-	if err == nil {
-		err = json.Unmarshal(raw, &st)
-	}
-	if err != nil {
-		m.internalError(w, r, "open provider state", err)
+	if err := m.openState(sealPurposeIdPState, r.Form.Get("state"), &st); err != nil {
+		renderError(w, http.StatusBadRequest, over)
 		return
 	}
+	// Login CSRF: the state must belong to this browser's flow cookie. A refused callback
+	// spends nothing: the state stays usable by the browser that started it.
 	if !sameBrowser(r, FlowCookie, st.Browser) {
 		m.log.WarnContext(r.Context(), "sign-in callback from another browser refused")
 		renderError(w, http.StatusForbidden, "This sign-in was started in another browser. Start again from the application.")
 		return
 	}
-	// The flow cookie stays: a sign-in in another tab of this browser shares its nonce.
+	// The flow cookie stays: a sign-in in another tab of this browser shares it.
+	flow := cookieValue(r, FlowCookie)
+	switch _, err := m.store.GetOneTime(r.Context(), secret.Hash(st.Flow), kindIdPUsed, m.now()); {
+	case err == nil:
+		m.log.WarnContext(r.Context(), "replayed sign-in callback refused")
+		renderError(w, http.StatusBadRequest, over)
+		return
+	case !errors.Is(err, store.ErrNotFound):
+		m.internalError(w, r, "read provider state", err)
+		return
+	}
 	if e := r.Form.Get("error"); e != "" {
 		m.log.InfoContext(r.Context(), "identity provider returned an error", "error", safeCode(e))
 		renderError(w, http.StatusForbidden, "The identity provider did not sign you in ("+safeCode(e)+").")
 		return
 	}
-	ident, toks, err := m.connector.Exchange(r.Context(), r.Form.Get("code"), st.Verifier, st.Nonce)
+	ident, toks, err := m.connector.Exchange(r.Context(), r.Form.Get("code"), m.flowSecret("pkce", flow, st.Flow), m.flowSecret("nonce", flow, st.Flow))
 	if err != nil {
 		m.log.WarnContext(r.Context(), "sign-in at the identity provider failed", "error", err.Error())
 		if errors.Is(err, idp.ErrUnavailable) {
@@ -214,6 +207,23 @@ func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
 	}
 	if ident.Subject == "" {
 		renderError(w, http.StatusForbidden, "The identity provider did not name the user.")
+		return
+	}
+	// A state cannot be spent in the browser, and the provider's code is single use and
+	// bound to this browser's PKCE verifier, so a replayed callback already fails at the
+	// exchange. In case a provider lets a code be redeemed twice, the state is also marked
+	// used here, once the provider has signed the user in (never before: that would let
+	// anonymous requests write), and a second completion is refused.
+	err = m.store.PutOneTime(r.Context(), store.OneTime{
+		Hash: secret.Hash(st.Flow), Kind: kindIdPUsed, ExpiresAt: m.now().Add(signInLifetime),
+	})
+	if errors.Is(err, store.ErrAlreadyExists) {
+		m.log.WarnContext(r.Context(), "replayed sign-in callback refused")
+		renderError(w, http.StatusBadRequest, over)
+		return
+	}
+	if err != nil {
+		m.internalError(w, r, "mark provider state used", err)
 		return
 	}
 	s, err := m.createSession(r.Context(), ident, toks)
@@ -275,9 +285,14 @@ func (m *Manager) Handoff(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, "GET")
 		return
 	}
+	// Check, then spend: the code is looked up, its host and browser bindings verified, and
+	// only then consumed, so that a refused attempt (another browser, another host) cannot
+	// burn the code of the browser it was minted for. TakeOneTime keeps it single use.
+	const spent = "This sign-in link has expired or was already used. Reload the application to sign in again."
+	code := r.URL.Query().Get("code")
 	var ho handoff
-	if err := m.takeOneTime(r.Context(), r.URL.Query().Get("code"), kindHandoff, &ho); err != nil {
-		m.flowError(w, r, err, "This sign-in link has expired or was already used. Reload the application to sign in again.")
+	if err := m.peekOneTime(r.Context(), code, kindHandoff, &ho); err != nil {
+		m.flowError(w, r, err, spent)
 		return
 	}
 	if ho.Host != h.Authority {
@@ -288,6 +303,10 @@ func (m *Manager) Handoff(w http.ResponseWriter, r *http.Request) {
 	if !sameBrowser(r, SignInCookie, ho.Browser) {
 		m.log.WarnContext(r.Context(), "handoff from another browser refused")
 		renderError(w, http.StatusForbidden, "This sign-in was started in another browser. Reload the application to sign in again.")
+		return
+	}
+	if _, err := m.store.TakeOneTime(r.Context(), secret.Hash(code), kindHandoff, m.now()); err != nil {
+		m.flowError(w, r, err, spent)
 		return
 	}
 	s, err := m.store.GetSession(r.Context(), ho.SessionID)
@@ -431,12 +450,13 @@ func (m *Manager) SignOut(w http.ResponseWriter, r *http.Request) {
 }
 
 // flowNonce returns the browser's flow nonce in cookie name, setting a new one when absent.
-// An existing one is kept so sign-ins in several tabs do not invalidate each other.
+// An existing one is kept so sign-ins in several tabs do not invalidate each other; it is
+// set again with a fresh expiry, so it lives as long as the state sealed now.
 func (m *Manager) flowNonce(w http.ResponseWriter, r *http.Request, h *hosts.Host, name, path string, sameSite http.SameSite) string {
-	if v := cookieValue(r, name); v != "" {
-		return v
+	v := cookieValue(r, name)
+	if v == "" {
+		v = secret.NewToken()
 	}
-	v := secret.NewToken()
 	setCookie(w, h, name, v, path, m.now().Add(signInLifetime), int(signInLifetime.Seconds()), sameSite)
 	return v
 }
@@ -459,12 +479,12 @@ func (m *Manager) putOneTime(ctx context.Context, value, kind string, payload an
 	return m.store.PutOneTime(ctx, store.OneTime{Hash: secret.Hash(value), Kind: kind, Payload: raw, ExpiresAt: m.now().Add(ttl)})
 }
 
-// takeOneTime spends value of kind and decodes its payload into v.
-func (m *Manager) takeOneTime(ctx context.Context, value, kind string, v any) error {
+// peekOneTime decodes the payload of value of kind into v without spending it.
+func (m *Manager) peekOneTime(ctx context.Context, value, kind string, v any) error {
 	if !plausibleToken(value) {
 		return store.ErrNotFound
 	}
-	one, err := m.store.TakeOneTime(ctx, secret.Hash(value), kind, m.now())
+	one, err := m.store.GetOneTime(ctx, secret.Hash(value), kind, m.now())
 	if err != nil {
 		return err
 	}

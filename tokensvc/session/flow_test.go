@@ -121,7 +121,11 @@ func TestSignIn_ProviderStateFromAnotherBrowserRefused(t *testing.T) {
 	if c := victim.cookie(authnOrigin+paths.AuthenticateSignIn, AuthnCookie); c != nil {
 		t.Error("victim received an authenticate session")
 	}
-	// The state is spent: the attacker cannot use it either.
+	// The refused callback spent nothing: the state still belongs to the browser that
+	// started it (here the attacker's own sign-in), where it completes once.
+	if resp := attacker.do(http.MethodGet, callback, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("owner's callback after a refused one: status %d, want 303", resp.StatusCode)
+	}
 	if resp := attacker.do(http.MethodGet, callback, nil); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("replayed state: status %d, want 400", resp.StatusCode)
 	}
@@ -141,7 +145,11 @@ func TestHandoff_FromAnotherBrowserRefused(t *testing.T) {
 	if sub, _ := victim.whoami(appOrigin); sub != "" {
 		t.Fatalf("victim signed in as %q", sub)
 	}
-	// The code was single use.
+	// The refused attempt did not spend the code: it stays with the browser it was minted
+	// for (here the attacker's own sign-in), and it is single use.
+	if resp := attacker.do(http.MethodGet, handoffURL, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("owner's handoff after a refused attempt: status %d, want 303", resp.StatusCode)
+	}
 	if resp := attacker.do(http.MethodGet, handoffURL, nil); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("replayed handoff: status %d, want 400", resp.StatusCode)
 	}
@@ -387,5 +395,15 @@ func TestSignIn_TwoTabsOfOneBrowserBothComplete(t *testing.T) {
 	}
 	if _, end := b.follow(e.idp.login(t, at2, "alice")); end != mcpOrigin+"/two" {
 		t.Fatalf("second tab ended at %s", end)
+	}
+}
+
+func TestSignIn_LongestReturnToCompletes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	b := e.browser()
+	rt := "/?" + strings.Repeat("&", maxReturnTo-2) // JSON escapes each & into six bytes
+	if end := b.signIn(appOrigin, rt, "alice"); end != appOrigin+rt {
+		t.Fatalf("sign-in with the longest return_to ended at %.80s…", end)
 	}
 }

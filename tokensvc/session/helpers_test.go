@@ -45,6 +45,8 @@ type fakeIdP struct {
 	refreshes   int
 	lastRefresh idp.Tokens
 	onRefresh   func() // runs before Refresh answers, outside the lock
+	// reusableCodes plays a provider that lets a code be redeemed more than once.
+	reusableCodes bool
 }
 
 type fakeFlow struct {
@@ -93,7 +95,9 @@ func (f *fakeIdP) Exchange(_ context.Context, code, verifier, nonce string) (idp
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fl, ok := f.codes[code]
-	delete(f.codes, code)
+	if !f.reusableCodes {
+		delete(f.codes, code)
+	}
 	if !ok || subtle.ConstantTimeCompare([]byte(fl.verifier), []byte(verifier)) != 1 {
 		return idp.Identity{}, idp.Tokens{}, fmt.Errorf("exchange: %w: invalid_grant", idp.ErrRefused)
 	}
@@ -131,7 +135,7 @@ func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unloc
 type env struct {
 	t       *testing.T
 	cfg     *config.Config
-	store   *memory.Store
+	store   store.Store
 	idp     *fakeIdP
 	clock   *clock
 	m       *Manager
@@ -139,6 +143,13 @@ type env struct {
 }
 
 func newEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvOn(t, memory.New(), newFakeIdP(), &clock{t: time.Unix(1_700_000_000, 0)})
+}
+
+// newEnvOn is newEnv on st with provider and clock; two envs on one store, provider and clock
+// are two replicas of the token service.
+func newEnvOn(t *testing.T, st store.Store, provider *fakeIdP, clk *clock) *env {
 	t.Helper()
 	cfg := &config.Config{
 		RuntimeFlags:           map[string]bool{"mcp": true},
@@ -151,7 +162,7 @@ func newEnv(t *testing.T) *env {
 			{From: mcpOrigin + "/mcp", To: "http://mcp.internal", MCP: &config.MCP{Server: &config.MCPServer{}}},
 		},
 	}
-	e := &env{t: t, cfg: cfg, store: memory.New(), idp: newFakeIdP(), clock: &clock{t: time.Unix(1_700_000_000, 0)}}
+	e := &env{t: t, cfg: cfg, store: st, idp: provider, clock: clk}
 	table := hosts.NewTable(cfg)
 	m, err := New(cfg, e.store, e.idp, table, WithClock(e.clock.now))
 	if err != nil {

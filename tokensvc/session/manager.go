@@ -41,22 +41,19 @@ const (
 // authnCookiePath is the Path of AuthnCookie: the directory of paths.AuthenticateSignIn.
 var authnCookiePath = path.Dir(paths.AuthenticateSignIn) + "/"
 
-// One-time value kinds (store.OneTime.Kind) and their lifetimes.
+// One-time value kinds (store.OneTime.Kind) and lifetimes. The sign-in state before the
+// provider (state.go) is not stored; kindIdPUsed marks a provider state whose sign-in
+// completed, written only after the provider redeemed its code.
 const (
-	kindSignIn  = "signin"
-	kindIdP     = "idp-state"
 	kindHandoff = "handoff"
+	kindIdPUsed = "idp-state-used"
 
 	signInLifetime  = 10 * time.Minute
 	handoffLifetime = 60 * time.Second
 )
 
-// Seal purposes.
-const (
-	// SealPurposeIdPTokens is the secret.Sealer purpose of store.Session.IdPTokens.
-	SealPurposeIdPTokens = "idp-tokens"
-	sealPurposeIdPState  = "idp-state"
-)
+// SealPurposeIdPTokens is the secret.Sealer purpose of store.Session.IdPTokens.
+const SealPurposeIdPTokens = "idp-tokens"
 
 // Manager runs browser sessions. It implements oauth.Sessions and serves the sign-in,
 // handoff, callback and sign-out endpoints. It is safe for concurrent use.
@@ -66,6 +63,7 @@ type Manager struct {
 	hosts     *hosts.Table
 	authn     *hosts.Host
 	sealer    *secret.Sealer
+	flowKey   []byte // derives the provider nonce and PKCE verifier of a sign-in (state.go)
 	cookieKey []byte
 	lifetime  time.Duration
 	now       func() time.Time
@@ -104,7 +102,7 @@ func New(cfg *config.Config, st store.Store, connector idp.Connector, table *hos
 	}
 	m := &Manager{
 		store: st, connector: connector, hosts: table, authn: authn, sealer: sealer,
-		cookieKey: key, lifetime: cfg.CookieExpiration.D(), now: time.Now,
+		flowKey: cfg.DeriveKey("session/sign-in-flow"), cookieKey: key, lifetime: cfg.CookieExpiration.D(), now: time.Now,
 		log: slog.New(slog.DiscardHandler),
 	}
 	if m.lifetime <= 0 {

@@ -24,5 +24,9 @@
 //   - Operations that consume (TakeAuthCode, TakeOneTime, RotateRefreshToken)
 //     are atomic across goroutines, processes and replicas sharing one
 //     database: of two concurrent callers exactly one wins.
+//   - Single-use values can be looked at without being consumed (GetAuthCode,
+//     GetOneTime, GetRefreshToken), so a caller checks what a value is bound
+//     to before it spends it: a caller the value is not bound to cannot burn
+//     it. The look is not a reservation; the take decides who wins.
 //   - Records returned are copies; mutating them does not change the store.
 package store

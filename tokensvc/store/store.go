@@ -185,6 +185,11 @@ type Clients interface {
 type AuthCodes interface {
 	// CreateAuthCode stores c; ErrAlreadyExists if c.Hash is taken.
 	CreateAuthCode(ctx context.Context, c AuthCode) error
+	// GetAuthCode returns the code without consuming it, so the caller can
+	// check its bindings (client, redirect URI, PKCE verifier) before
+	// spending it with TakeAuthCode. ErrNotFound if unknown, taken, or
+	// expired at now.
+	GetAuthCode(ctx context.Context, hash []byte, now time.Time) (AuthCode, error)
 	// TakeAuthCode atomically removes and returns the code. Of concurrent
 	// callers exactly one gets it; the others, and any caller after expiry,
 	// get ErrNotFound.
@@ -287,6 +292,11 @@ type UpstreamTokens interface {
 type OneTimes interface {
 	// PutOneTime stores v; ErrAlreadyExists if v.Hash is taken.
 	PutOneTime(ctx context.Context, v OneTime) error
+	// GetOneTime returns the value of that hash and kind without consuming
+	// it, so the caller can check what it is bound to before spending it
+	// with TakeOneTime. ErrNotFound if unknown, of another kind, taken, or
+	// expired at now.
+	GetOneTime(ctx context.Context, hash []byte, kind string, now time.Time) (OneTime, error)
 	// TakeOneTime atomically removes and returns the value of that hash and
 	// kind. Of concurrent callers exactly one gets it. ErrNotFound if
 	// unknown, of another kind (the value is then left in place), or expired.

@@ -9,4 +9,10 @@
 // from path prefix is replaced by the to path and the Host by the upstream's (Envoy's
 // prefix_rewrite and auto_host_rewrite). Only plain-http loopback routes are served: TLS
 // belongs to the mesh.
+//
+// Slow clients are bounded as on the token service's own listeners: headers within 10 s, idle
+// keep-alive connections closed after 120 s, headers of at most 64 KiB. A request body must
+// arrive within 30 s when it goes to the token service (its ReadTimeout) and within 5 minutes
+// when it goes to an upstream; the deadline is lifted once the body is read, so responses,
+// event streams included, are never cut (there is no write timeout). See Timeouts.
 package gateway

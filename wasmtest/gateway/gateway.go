@@ -44,6 +44,8 @@ type Options struct {
 	Logger *slog.Logger
 	// HostOptions, if set, adjusts the wasm host options (tests: clock, compat, fail strategy).
 	HostOptions func(*host.Options)
+	// Timeouts bound slow clients; zero fields take their defaults (see Timeouts).
+	Timeouts Timeouts
 }
 
 // Gateway is the local gateway's handler.
@@ -57,6 +59,7 @@ type Gateway struct {
 	public    http.Handler
 	transport http.RoundTripper
 	logger    *slog.Logger
+	timeouts  Timeouts
 }
 
 // New starts the filter VMs and prepares routing.
@@ -76,7 +79,8 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 	pc := o.Config.PluginConfig()
 	// The table must be built as the filter builds its own: a request the filter left
 	// alone as another host's must never be routed to a route's upstream.
-	g := &Gateway{cfg: o.Config, table: pluginconf.NewTable(pc.Routes), public: o.TokenService.Public, logger: o.Logger}
+	g := &Gateway{cfg: o.Config, table: pluginconf.NewTable(pc.Routes), public: o.TokenService.Public, logger: o.Logger,
+		timeouts: o.Timeouts.withDefaults()}
 	g.transport = o.Transport
 	if g.transport == nil {
 		g.transport = &http.Transport{
@@ -161,9 +165,18 @@ func (g *Gateway) Addresses() []string {
 // The local gateway is the edge, as an Envoy ingress with use_remote_address: a client's
 // X-Request-Id is replaced by the host's own, so that nobody can give a request the ID of
 // another in the authorization log, the check call or an error answer.
+//
+// A request body must arrive within a deadline (Timeouts), lifted once it has been read.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del("X-Request-Id")
+	g.boundBody(w, r)
 	g.handler.ServeHTTP(w, r)
+}
+
+// toTokenService reports whether route would hand r to the token service.
+func (g *Gateway) toTokenService(r *http.Request) bool {
+	_, m := g.table.Match(r.Host, r.URL.RequestURI())
+	return m == pluginconf.GatewayPath || (m == pluginconf.ForeignHost && strings.EqualFold(r.Host, g.auth))
 }
 
 // route sends a request the filter released to the token service or to the route's upstream.

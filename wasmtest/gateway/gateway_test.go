@@ -18,8 +18,9 @@ import (
 	"github.com/mcpmesh/gateway/wasmtest/wasmbuild"
 )
 
-// startGateway serves a gateway whose single MCP route points at upstream.
-func startGateway(t *testing.T, upstream string) (mcpURL, authURL string, ts *server.Server) {
+// startGateway serves a gateway whose single MCP route points at upstream; adjust, if given,
+// changes its options.
+func startGateway(t *testing.T, upstream string, adjust ...func(*gateway.Options)) (mcpURL, authURL string, ts *server.Server) {
 	t.Helper()
 	authL, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -54,8 +55,12 @@ routes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := gateway.New(ctx, gateway.Options{Config: cfg, Module: wasmbuild.Module(t),
-		TokenService: gateway.TokenService{Public: ts.PublicHandler(), Internal: ts.InternalHandler()}})
+	o := gateway.Options{Config: cfg, Module: wasmbuild.Module(t),
+		TokenService: gateway.TokenService{Public: ts.PublicHandler(), Internal: ts.InternalHandler()}}
+	for _, f := range adjust {
+		f(&o)
+	}
+	gw, err := gateway.New(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync"
@@ -34,7 +35,12 @@ func (g *Gateway) Serve(ctx context.Context, ls []net.Listener) error {
 	errs := make(chan error, len(ls))
 	servers := make([]*http.Server, len(ls))
 	for i, l := range ls {
-		srv := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+		// No ReadTimeout or WriteTimeout: they would bound uploads and event streams. Bodies
+		// are bounded per request (boundBody).
+		srv := &http.Server{
+			Handler: g, ReadHeaderTimeout: g.timeouts.ReadHeader, IdleTimeout: g.timeouts.Idle,
+			MaxHeaderBytes: MaxHeaderBytes, ErrorLog: slog.NewLogLogger(g.logger.Handler(), slog.LevelWarn),
+		}
 		servers[i] = srv
 		wg.Add(1)
 		go func() {

@@ -1,6 +1,11 @@
 package plugintest
 
-import "strings"
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"strings"
+)
 
 // ToolsCallBody returns a tools/call of the allowed tool "echo" that is exactly size bytes
 // long (size ≥ 100), padding the text argument.
@@ -20,5 +25,20 @@ func BenchRequests() map[string]Request {
 		"ToolsList":     {Method: "POST", Authority: "mcp.example.com", Path: "/mcp", Headers: auth, Chunks: []string{toolsList}},
 		"PassThrough":   {Method: "GET", Authority: "elsewhere.example.net", Path: "/"},
 		"DeniedCall":    {Method: "POST", Authority: "mcp.example.com", Path: "/mcp", Headers: auth, Chunks: []string{toolsCall("1", "delete_everything")}},
+		"ToolsCall1KiBInSession": {Method: "POST", Authority: "mcp.example.com", Path: "/mcp", Chunks: []string{ToolsCallBody(1024)},
+			Headers: append(auth, [2]string{"mcp-session-id", BoundSession("alice", "https://mcp.example.com/mcp", "up-session-1")})},
 	}
+}
+
+// BoundSession returns the Mcp-Session-Id a client holds for the upstream session id of sub
+// on routeID with the fake token service's session key: the format of docs/decisions.md
+// ("MCP sessions are bound to their user"), written here apart from the filter's own code.
+func BoundSession(sub, routeID, id string) string {
+	key, err := base64.RawURLEncoding.DecodeString(SessionKey(sub, routeID))
+	if err != nil {
+		panic(err)
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(id))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16]) + "." + id
 }

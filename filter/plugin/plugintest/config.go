@@ -96,40 +96,46 @@ func AnswerCheck(key string, body []byte) CheckAnswer {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return CheckAnswer{Status: 400, Body: `{"error":"bad request"}`}
 	}
-	ok := func(sub, email string, extra map[string]any) CheckAnswer {
-		resp := map[string]any{
-			"status":     "ok",
-			"identity":   map[string]any{"sub": sub, "email": email, "groups": []string{"engineering"}},
-			"assertion":  AssertionForPrefix + req.Host,
-			"expires_at": 4102444800, // 2100-01-01
+	ok := func(sub, email string, set func(*checkapi.Response)) CheckAnswer {
+		resp := checkapi.Response{
+			Status:    checkapi.StatusOK,
+			Identity:  &checkapi.Identity{Subject: sub, Email: email, Groups: []string{"engineering"}},
+			Assertion: AssertionForPrefix + req.Host,
+			ExpiresAt: 4102444800, // 2100-01-01
 		}
 		if req.Token != "" {
-			resp["session_key"] = SessionKey(sub, req.RouteID)
+			resp.SessionKey = SessionKey(sub, req.RouteID)
 		}
-		for k, v := range extra {
-			resp[k] = v
+		if set != nil {
+			set(&resp)
 		}
-		b, _ := json.Marshal(resp)
-		return CheckAnswer{Status: 200, Body: string(b)}
+		return answer(resp)
 	}
 	upstream := strings.HasPrefix(req.RouteID, "https://up.")
 	switch {
 	case req.Token == TokenAlice && upstream:
-		return ok("alice", "alice@example.com", map[string]any{"upstream_token": InternalToken})
+		return ok("alice", "alice@example.com", func(r *checkapi.Response) { r.UpstreamToken = InternalToken })
 	case req.Token == TokenAlice, req.Token == TokenAlice2:
 		return ok("alice", "alice@example.com", nil)
 	case req.Token == TokenBob:
 		return ok("bob", "bob@other.org", nil)
 	case req.Token == TokenNoUpstream && upstream:
-		return CheckAnswer{Status: 403, Body: `{"status":"upstream_required","identity":{"sub":"carol"},"connect_url":"https://up.example.com/.gateway/mcp/connect?redirect_url="}`}
+		return answer(checkapi.Response{Status: checkapi.StatusUpstreamRequired, Identity: &checkapi.Identity{Subject: "carol"},
+			ConnectURL: "https://up.example.com/.gateway/mcp/connect?redirect_url="})
 	case req.Token == TokenServiceDown:
 		return CheckAnswer{Fail: true}
 	case req.Token == TokenGarbage:
 		return CheckAnswer{Status: 200, Body: `<html>proxy error</html>`}
 	case req.Cookie == CookieAlice:
-		return ok("alice", "alice@example.com", map[string]any{"client_token": ClientExternalTE})
+		return ok("alice", "alice@example.com", func(r *checkapi.Response) { r.ClientToken = ClientExternalTE })
 	case req.Cookie != "":
-		return CheckAnswer{Status: 401, Body: `{"status":"no_session"}`}
+		return answer(checkapi.Response{Status: checkapi.StatusNoSession})
 	}
-	return CheckAnswer{Status: 401, Body: `{"status":"invalid_token","error":"invalid_token"}`}
+	return answer(checkapi.Response{Status: checkapi.StatusInvalidToken, Error: "invalid_token"})
+}
+
+// answer is resp as the token service sends it: JSON, under the HTTP status of its Status.
+func answer(resp checkapi.Response) CheckAnswer {
+	b, _ := json.Marshal(resp)
+	return CheckAnswer{Status: checkapi.HTTPStatus(resp.Status), Body: string(b)}
 }

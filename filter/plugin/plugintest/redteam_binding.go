@@ -120,6 +120,11 @@ func sessionCases() []RedTeamCase {
 			Before:   open, BeforeResponse: opened,
 		},
 		{
+			// The format of docs/decisions.md, computed apart from the filter (BoundSession).
+			Scenario: Scenario{Name: "SessionIDInTheDocumentedFormatIsAccepted", Request: post(OpenHost, "/mcp", toolsList, alice,
+				[2]string{"mcp-session-id", BoundSession("alice", "https://"+OpenHost+"/mcp", upstreamSession)}), Want: restored(1)},
+		},
+		{
 			Scenario: Scenario{Name: "OwnSessionWorksWithARefreshedToken", Request: post(OpenHost, "/mcp", toolsList, bearer(TokenAlice2), session), Want: restored(1)},
 			Before:   open, BeforeResponse: opened,
 		},

@@ -116,6 +116,17 @@ func (s *Store) CreateAuthCode(ctx context.Context, c store.AuthCode) error {
 	return nil
 }
 
+// GetAuthCode implements [store.AuthCodes].
+func (s *Store) GetAuthCode(ctx context.Context, hash []byte, now time.Time) (store.AuthCode, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.codes[string(hash)]
+	if !ok || !record.Live(c.ExpiresAt, now, false) {
+		return store.AuthCode{}, notFound("get auth code")
+	}
+	return record.CopyAuthCode(c), nil
+}
+
 // TakeAuthCode implements [store.AuthCodes].
 func (s *Store) TakeAuthCode(ctx context.Context, hash []byte, now time.Time) (store.AuthCode, error) {
 	s.mu.Lock()
@@ -508,6 +519,17 @@ func (s *Store) PutOneTime(ctx context.Context, v store.OneTime) error {
 	}
 	s.oneTimes[string(v.Hash)] = v
 	return nil
+}
+
+// GetOneTime implements [store.OneTimes].
+func (s *Store) GetOneTime(ctx context.Context, hash []byte, kind string, now time.Time) (store.OneTime, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.oneTimes[string(hash)]
+	if !ok || v.Kind != kind || !record.Live(v.ExpiresAt, now, false) {
+		return store.OneTime{}, notFound("get one-time value")
+	}
+	return record.CopyOneTime(v), nil
 }
 
 // TakeOneTime implements [store.OneTimes].

@@ -176,6 +176,18 @@ func (s *Store) PutOneTime(ctx context.Context, v store.OneTime) error {
 	return nil
 }
 
+// GetOneTime implements [store.OneTimes].
+func (s *Store) GetOneTime(ctx context.Context, hash []byte, kind string, at time.Time) (store.OneTime, error) {
+	var v store.OneTime
+	err := s.pool.QueryRow(ctx, `SELECT hash, kind, payload, expires_at FROM one_times
+		WHERE hash = $1 AND kind = $2 AND expires_at > $3`, hash, kind, now(at)).Scan(
+		&v.Hash, &v.Kind, &v.Payload, tsDest{&v.ExpiresAt})
+	if err != nil {
+		return store.OneTime{}, rowErr("get one-time value", err)
+	}
+	return record.CopyOneTime(v), nil
+}
+
 // TakeOneTime implements [store.OneTimes].
 func (s *Store) TakeOneTime(ctx context.Context, hash []byte, kind string, at time.Time) (store.OneTime, error) {
 	var v store.OneTime

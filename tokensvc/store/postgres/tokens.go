@@ -29,6 +29,19 @@ func (s *Store) CreateAuthCode(ctx context.Context, c store.AuthCode) error {
 	return nil
 }
 
+// GetAuthCode implements [store.AuthCodes].
+func (s *Store) GetAuthCode(ctx context.Context, hash []byte, at time.Time) (store.AuthCode, error) {
+	var c store.AuthCode
+	err := s.pool.QueryRow(ctx, `SELECT hash, client_id, session_id, subject, redirect_uri, code_challenge,
+		scope, resource, created_at, expires_at FROM auth_codes WHERE hash = $1 AND expires_at > $2`, hash, now(at)).Scan(
+		&c.Hash, &c.ClientID, &c.SessionID, &c.Subject, &c.RedirectURI, &c.CodeChallenge,
+		&c.Scope, &c.Resource, tsDest{&c.CreatedAt}, tsDest{&c.ExpiresAt})
+	if err != nil {
+		return store.AuthCode{}, rowErr("get auth code", err)
+	}
+	return c, nil
+}
+
 // TakeAuthCode implements [store.AuthCodes]. One DELETE … RETURNING: of
 // two concurrent deleters, the second waits for the first's row lock and
 // then finds the row gone.

@@ -188,6 +188,18 @@ func (s *Store) PutOneTime(ctx context.Context, v store.OneTime) error {
 	return nil
 }
 
+// GetOneTime implements [store.OneTimes].
+func (s *Store) GetOneTime(ctx context.Context, hash []byte, kind string, at time.Time) (store.OneTime, error) {
+	var v store.OneTime
+	err := s.r.QueryRowContext(ctx, `SELECT hash, kind, payload, expires_at FROM one_times
+		WHERE hash = ? AND kind = ? AND expires_at > ?`, hash, kind, now(at)).Scan(
+		blobDest{&v.Hash}, &v.Kind, blobDest{&v.Payload}, nullTime{&v.ExpiresAt})
+	if err != nil {
+		return store.OneTime{}, rowErr("get one-time value", err)
+	}
+	return v, nil
+}
+
 // TakeOneTime implements [store.OneTimes].
 func (s *Store) TakeOneTime(ctx context.Context, hash []byte, kind string, at time.Time) (store.OneTime, error) {
 	var v store.OneTime

@@ -28,6 +28,19 @@ func (s *Store) CreateAuthCode(ctx context.Context, c store.AuthCode) error {
 	return nil
 }
 
+// GetAuthCode implements [store.AuthCodes].
+func (s *Store) GetAuthCode(ctx context.Context, hash []byte, at time.Time) (store.AuthCode, error) {
+	var c store.AuthCode
+	err := s.r.QueryRowContext(ctx, `SELECT hash, client_id, session_id, subject, redirect_uri, code_challenge,
+		scope, resource, created_at, expires_at FROM auth_codes WHERE hash = ? AND expires_at > ?`, hash, now(at)).Scan(
+		blobDest{&c.Hash}, &c.ClientID, &c.SessionID, &c.Subject, &c.RedirectURI, &c.CodeChallenge,
+		&c.Scope, &c.Resource, nullTime{&c.CreatedAt}, nullTime{&c.ExpiresAt})
+	if err != nil {
+		return store.AuthCode{}, rowErr("get auth code", err)
+	}
+	return c, nil
+}
+
 // TakeAuthCode implements [store.AuthCodes]. One DELETE … RETURNING on the
 // single writer connection: two callers cannot both see the row.
 func (s *Store) TakeAuthCode(ctx context.Context, hash []byte, at time.Time) (store.AuthCode, error) {

@@ -75,6 +75,24 @@ func testOneTimeConcurrent(t *testing.T, s store.Store) {
 	}
 }
 
+// testOneTimeGetThenTakeConcurrent races callers that each peek the value,
+// check it, then take it (the session's hand-over): every one may see it,
+// exactly one spends it.
+func testOneTimeGetThenTakeConcurrent(t *testing.T, s store.Store) {
+	v := store.OneTime{Hash: Hash(t), Kind: "handoff", Payload: []byte("p"), ExpiresAt: t0.Add(time.Minute)}
+	must(t, s.PutOneTime(ctx(t), v))
+	errs := race(func(int) error {
+		if _, err := s.GetOneTime(ctx(t), v.Hash, v.Kind, t0); err != nil {
+			return err
+		}
+		_, err := s.TakeOneTime(ctx(t), v.Hash, v.Kind, t0)
+		return err
+	})
+	if wins, _ := tally(t, "peek then take one-time value", errs, store.ErrNotFound); wins != 1 {
+		t.Fatalf("%d callers took the value, want exactly 1", wins)
+	}
+}
+
 func testRefreshConcurrent(t *testing.T, s store.Store) {
 	sess := newSession(t, s)
 	g, rt := newGrant(t, s, sess.ID)

@@ -36,6 +36,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AuthCode_TakeIsSingleUse", testAuthCodeTake},
 		{"AuthCode_ExpiredIsNotFound", testAuthCodeExpired},
 		{"AuthCode_ConcurrentTakeExactlyOneWins", testAuthCodeConcurrent},
+		{"AuthCode_GetDoesNotConsume", testAuthCodeGet},
+		{"AuthCode_GetThenConcurrentTakeExactlyOneWins", testAuthCodeGetThenTakeConcurrent},
 		{"Grant_CreateAndGetRefreshToken", testGrantCreate},
 		{"Grant_CreateNeedsLiveSession", testGrantNeedsSession},
 		{"Refresh_RotateSpendsOldIssuesNew", testRefreshRotate},
@@ -55,6 +57,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"UpstreamToken_PutGetDelete", testUpstreamToken},
 		{"OneTime_TakeIsSingleUseAndKindBound", testOneTime},
 		{"OneTime_ConcurrentTakeExactlyOneWins", testOneTimeConcurrent},
+		{"OneTime_GetDoesNotConsumeAndIsKindBound", testOneTimeGet},
+		{"OneTime_ConcurrentGetThenTakeExactlyOneWins", testOneTimeGetThenTakeConcurrent},
 		{"DeleteExpired_CollectsOnlyGarbage", testDeleteExpired},
 	}
 	for _, tc := range tests {
