@@ -34,9 +34,16 @@ type stack struct {
 	OpenURL, RestrictedURL, AppURL string
 	// Everything is the everything-server's own URL (no gateway).
 	Everything string
-	Config     *config.Config
-	Server     *server.Server
-	Gateway    *gateway.Gateway
+	// With stackOptions.TSServers: TS is the TypeScript SDK servers (ts-servers.mjs), and
+	// TSURL, TS2URL and LegacyURL are gateway routes to them, each allowing any signed-in user
+	// but denying every tool except echo: TSURL and TS2URL (two routes, one upstream) to the
+	// stateful Streamable HTTP server, LegacyURL to the legacy HTTP+SSE server
+	// (LegacyURL+"/sse", LegacyURL+"/messages?sessionId=…").
+	TS                       *harness.TSServers
+	TSURL, TS2URL, LegacyURL string
+	Config                   *config.Config
+	Server                   *server.Server
+	Gateway                  *gateway.Gateway
 	// AppRequests records the requests the mcp.client backend received.
 	AppRequests chan *http.Request
 	clockOffset atomic.Int64
@@ -54,8 +61,20 @@ func listen(t *testing.T, ip string) net.Listener {
 	return l
 }
 
+// stackOptions adds optional parts to a stack.
+type stackOptions struct {
+	// TSServers adds the TypeScript SDK upstreams and their routes (see stack.TS).
+	TSServers bool
+}
+
 // startStack starts everything; it stops when the test ends.
 func startStack(t *testing.T) *stack {
+	t.Helper()
+	return startStackWith(t, stackOptions{})
+}
+
+// startStackWith starts a stack with the optional parts opts asks for.
+func startStackWith(t *testing.T, opts stackOptions) *stack {
 	t.Helper()
 	s := &stack{AppRequests: make(chan *http.Request, 16)}
 	// Tokens outlive the clock jumps of the session-expiry test (the token service's clock runs
@@ -86,6 +105,27 @@ func startStack(t *testing.T) *stack {
 		rand.Read(b)
 		return base64.StdEncoding.EncodeToString(b)
 	}
+	// Routes to the TypeScript SDK servers: the from and to paths are the same, so that the
+	// legacy transport's endpoint event (/legacy/messages?sessionId=…) is right at the gateway.
+	tsRoutes := ""
+	if opts.TSServers {
+		s.TS = harness.StartTSServers(t)
+		s.TSURL, s.TS2URL, s.LegacyURL = s.MCPOrigin+"/ts", s.MCPOrigin+"/ts2", s.MCPOrigin+"/legacy"
+		for _, r := range []struct{ name, from, to string }{
+			{"TS streamable (echo only)", s.TSURL, s.TS.URL + "/ts"},
+			{"TS streamable, second route (echo only)", s.TS2URL, s.TS.URL + "/ts"},
+			{"TS legacy SSE (echo only)", s.LegacyURL, s.TS.URL + "/legacy"},
+		} {
+			tsRoutes += fmt.Sprintf(`
+  - name: %s
+    from: %s
+    to: %s
+    policy:
+      allow: {and: [{authenticated_user: true}]}
+      deny: {and: [{mcp_tool: {not_in: [echo]}}]}
+    mcp: {server: {}}`, r.name, r.from, r.to)
+		}
+	}
 	yaml := fmt.Sprintf(`
 runtime_flags: {mcp: true}
 authenticate_service_url: %s
@@ -115,10 +155,10 @@ routes:
     from: %s
     to: %s
     policy: {allow: {and: [{authenticated_user: true}]}}
-    mcp: {client: {}}
+    mcp: {client: {}}%s
 `, s.AuthURL, secret(), secret(), s.IdP.Issuer, s.IdP.ClientID, s.IdP.ClientSecret,
 		filepath.Join(t.TempDir(), "gateway.db"),
-		s.OpenURL, s.Everything, s.RestrictedURL, s.Everything, s.AppURL, app.URL)
+		s.OpenURL, s.Everything, s.RestrictedURL, s.Everything, s.AppURL, app.URL, tsRoutes)
 	cfg, err := config.Parse([]byte(yaml), nil)
 	if err != nil {
 		t.Fatalf("config: %v", err)

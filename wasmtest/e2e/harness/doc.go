@@ -48,6 +48,13 @@
 //     auth.AuthorizationCodeHandler, its AuthorizationCodeFetcher driving a [Browser]. Both
 //     return a [ClientResult]; ClientOptions.BeforeRefresh lets a test act (e.g. disable the
 //     account) between the first call and the refresh.
+//   - [StartTSServers] runs wasmtest/e2e/node/ts-servers.mjs: the TypeScript SDK's servers as
+//     upstreams, Streamable HTTP in stateful mode under createMcpExpressApp (its body-parser
+//     decodes any utf-* charset the Content-Type names) at /ts and the legacy HTTP+SSE
+//     transport (which decodes any charset iconv-lite knows) at /legacy/sse and
+//     /legacy/messages, with the tools echo, drop_database and whoami. [TSServers.Log] returns
+//     every tool run (tool, arguments, session, user of the X-Gateway-Assertion), session and
+//     request the servers saw.
 //
 // Everything listens on 127.0.0.1 only. Processes started by the harness are stopped when the
 // test that started them ends (and killed by the kernel if the test binary dies), and their
