@@ -18,7 +18,7 @@ type Config struct {
 	// CookieExpiration is the browser session lifetime (default 14h).
 	CookieExpiration Duration `yaml:"cookie_expiration"`
 
-	// Identity provider settings (SPEC "Identity provider settings").
+	// Identity provider settings (docs/configuration.md, "Identity provider").
 	IDPProvider         string            `yaml:"idp_provider"`
 	IDPProviderURL      string            `yaml:"idp_provider_url"`
 	IDPClientID         string            `yaml:"idp_client_id"`
@@ -145,7 +145,7 @@ const (
 // MaxTrustedProxyHops bounds token_service.trusted_proxy_hops.
 const MaxTrustedProxyHops = 10
 
-// DefaultIDPScopes are the scopes requested when idp_scopes is not set (SPEC).
+// DefaultIDPScopes are the scopes requested when idp_scopes is not set (docs/configuration.md).
 var defaultIDPScopes = []string{"openid", "profile", "email", "offline_access"}
 
 // EffectiveIDPScopes returns idp_scopes, or the defaults for the provider (without

@@ -15,10 +15,10 @@ type Provider struct {
 	// Unavailable, when set, says why this gateway cannot sign users in with the provider:
 	// validation refuses it with this text.
 	Unavailable string
-	// NoOfflineAccess leaves offline_access out of the default idp_scopes (SPEC: cognito does
-	// not support it).
+	// NoOfflineAccess leaves offline_access out of the default idp_scopes (cognito does not
+	// support it; docs/configuration.md).
 	NoOfflineAccess bool
-	// RequestParams are the default idp_request_params (SPEC); MergeRequestParams says that
+	// RequestParams are the default idp_request_params (docs/configuration.md); MergeRequestParams says that
 	// idp_request_params add to them instead of replacing them (apple).
 	RequestParams      map[string]string
 	MergeRequestParams bool
@@ -29,7 +29,7 @@ type Provider struct {
 	EmailVerifiedWithoutClaim bool
 }
 
-// providers returns the table of idp_provider values (SPEC's list).
+// providers returns the table of idp_provider values (docs/configuration.md lists them).
 func providers() map[string]Provider {
 	return map[string]Provider{
 		"apple":    {Name: "apple", Issuer: "https://appleid.apple.com", RequestParams: map[string]string{"response_mode": "form_post"}, MergeRequestParams: true},
