@@ -282,10 +282,7 @@ func (nf *NativeFilter) send(c Case, headersStop bool) Result {
 			return stuck()
 		}
 		before = s.continues
-		action = plugin.Continue // what the ABI layer answers for a stream without the method
-		if th, ok := st.(interface{ OnRequestTrailers(int) plugin.Action }); ok {
-			action = th.OnRequestTrailers(len(c.Trailers))
-		}
+		action = st.OnRequestTrailers(len(c.Trailers))
 		if action == plugin.Continue && s.reply == nil && !s.continued {
 			// Envoy continues the paused headers with the trailers: the request goes
 			// upstream as it is now, whatever the filter does later.
