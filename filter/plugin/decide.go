@@ -62,6 +62,9 @@ func (s *stream) rewriteHeaders(b *bundle) bool {
 		if s.upstreamSession != "" {
 			s.h.SetRequestHeader(sessionHeader, s.upstreamSession)
 		}
+		if s.upstreamPath != "" {
+			s.h.SetRequestHeader(":path", s.upstreamPath)
+		}
 	case pluginconf.KindClient:
 		s.stripSessionCookie()
 		if b.clientToken == "" {

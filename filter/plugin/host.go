@@ -77,6 +77,12 @@ type StreamHost interface {
 	RemoveResponseHeader(name string)
 	// AddResponseHeader adds a value to a response header, keeping the others.
 	AddResponseHeader(name, value string)
+	// ResponseBody returns the response body buffered so far (size bytes, response-body
+	// callbacks).
+	ResponseBody(size int) []byte
+	// ReplaceResponseBody replaces the first size bytes of the buffered response body with
+	// body, and reports whether the proxy took it.
+	ReplaceResponseBody(size int, body []byte) bool
 	// Property reads a proxy property such as "request.id" or "source.address".
 	Property(path ...string) ([]byte, bool)
 	// SendLocalResponse answers the stream locally; the upstream is never contacted.

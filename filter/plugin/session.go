@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"hash"
+	"net/url"
 
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
 	"github.com/mcpmesh/gateway/shared/policy"
@@ -92,7 +93,8 @@ func (sb *sessionBinding) unwrap(v string) (string, bool) {
 
 // admitToServer refuses, once the user is known, what an MCP server route must not forward:
 // a body the upstream could decode otherwise than the filter (its Content-Type parameters),
-// and a session ID that was not issued to this user on this route. It sets upstreamSession.
+// and a session ID (Mcp-Session-Id, or the legacy transport's query parameter) that was not
+// issued to this user on this route. It sets upstreamSession and upstreamPath.
 func (s *stream) admitToServer(b *bundle) bool {
 	if s.unsupportedCT {
 		s.refuse(b, policy.ReasonMCPContentTypeUnsupported)
@@ -106,22 +108,47 @@ func (s *stream) admitToServer(b *bundle) bool {
 			v = s.hdrs[i].Value
 		}
 	}
-	switch {
-	case n == 0:
-		return true
-	case n > 1:
+	if n > 1 {
 		s.f.metrics.inc(metricRejected)
 		s.replyError(400, "invalid_request", "more than one Mcp-Session-Id header")
 		return false
 	}
-	id, ok := b.session.unwrap(v)
-	if !ok {
-		s.refuse(b, policy.ReasonMCPSessionUnknown)
-		s.replyJSONRPCError(404, jsonrpc.AppendErrorResponse(nil, "", jsonrpc.CodeDenied, "Session not found", s.requestID()))
+	if n == 1 {
+		id, ok := b.session.unwrap(v)
+		if !ok {
+			s.refuseSession(b)
+			return false
+		}
+		s.upstreamSession = id
+	}
+	// The legacy HTTP+SSE transport's session, in the query (legacysse.go).
+	path, _ := s.header(":path")
+	start, end, n := sessionParam(path)
+	if n > 1 {
+		s.f.metrics.inc(metricRejected)
+		s.replyError(400, "invalid_request", "more than one session parameter in the query")
 		return false
 	}
-	s.upstreamSession = id
+	if n == 1 {
+		v, err := url.QueryUnescape(path[start:end])
+		id, ok := "", err == nil
+		if ok {
+			id, ok = b.session.unwrap(v)
+		}
+		if !ok {
+			s.refuseSession(b)
+			return false
+		}
+		s.upstreamPath = path[:start] + url.QueryEscape(id) + path[end:]
+	}
 	return true
+}
+
+// refuseSession answers a request whose session was not issued to its user on its route as
+// for an unknown session.
+func (s *stream) refuseSession(b *bundle) {
+	s.refuse(b, policy.ReasonMCPSessionUnknown)
+	s.replyJSONRPCError(404, jsonrpc.AppendErrorResponse(nil, "", jsonrpc.CodeDenied, "Session not found", s.requestID()))
 }
 
 // bindSession replaces the upstream's session ID in the response with the one bound to the

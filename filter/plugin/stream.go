@@ -51,10 +51,14 @@ type stream struct {
 	// unsupportedCT: an application/json body with parameters the upstream may honour
 	// (a charset other than UTF-8): refused once the credential is verified.
 	unsupportedCT bool
-	// upstreamSession is the upstream's own MCP session ID, unwrapped from the client's.
-	upstreamSession string
-	bodySize        int      // the request body buffered so far
-	hdrs            []Header // the request headers as they arrived
+	// upstreamSession is the upstream's own MCP session ID, unwrapped from the client's;
+	// upstreamPath the request path with the legacy transport's session unwrapped.
+	upstreamSession, upstreamPath string
+	// sseFirstEvent: the response is an event stream whose first event may carry a legacy
+	// session to bind (legacysse.go).
+	sseFirstEvent bool
+	bodySize      int      // the request body buffered so far
+	hdrs          []Header // the request headers as they arrived
 }
 
 func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
@@ -245,12 +249,12 @@ func (s *stream) OnRequestTrailers(int) Action {
 	return Continue
 }
 
-func (s *stream) OnResponseHeaders(int, bool) Action {
+func (s *stream) OnResponseHeaders(_ int, endOfStream bool) Action {
 	if s.route == nil {
 		return Continue
 	}
 	if !s.replied {
-		s.sanitizeUpstreamResponse()
+		s.sanitizeUpstreamResponse(endOfStream)
 	}
 	if s.route.Kind == pluginconf.KindServer && s.origin != "" {
 		for _, h := range corsResponseHeaders(s.origin) {
@@ -265,7 +269,7 @@ func (s *stream) OnResponseHeaders(int, bool) Action {
 // clients to an authorization server of its choosing — its WWW-Authenticate is dropped, and a
 // 401 carries the gateway's own challenge instead. The MCP session ID it hands out reaches the
 // client bound to the user and route (session.go).
-func (s *stream) sanitizeUpstreamResponse() {
+func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
 	var status, session string
 	var cookies []string
 	gatewayCookie, hasSession := false, false
@@ -296,6 +300,10 @@ func (s *stream) sanitizeUpstreamResponse() {
 		if hasSession {
 			s.bindSession(session)
 		}
+		if !endOfStream && s.watchesEventStream(status) {
+			s.sseFirstEvent = true
+			s.h.RemoveResponseHeader("content-length") // the first event may change length
+		}
 		s.h.RemoveResponseHeader("www-authenticate")
 		if status == "401" {
 			s.h.SetResponseHeader("www-authenticate", `Bearer error="invalid_token", resource_metadata="`+s.route.resourceMetadata+`"`)
@@ -303,7 +311,12 @@ func (s *stream) sanitizeUpstreamResponse() {
 	}
 }
 
-func (s *stream) OnResponseBody(int, bool) Action { return Continue }
+func (s *stream) OnResponseBody(bodySize int, endOfStream bool) Action {
+	if !s.sseFirstEvent {
+		return Continue
+	}
+	return s.bindEndpointEvent(bodySize, endOfStream)
+}
 
 func (s *stream) OnDone() {
 	s.finished = true

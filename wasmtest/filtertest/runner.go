@@ -59,11 +59,11 @@ func Wasm(m *host.Module) plugintest.Runner {
 		defer h.Close()
 		session := ""
 		for _, b := range c.Before {
-			r, err := send(ctx, h, check, plugintest.Case{Request: b, Response: c.BeforeResponse})
+			r, err := send(ctx, h, check, plugintest.Case{Request: b, Response: c.BeforeResponse, ResponseBody: c.BeforeResponseBody})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if id, ok := r.ClientResponse.Get("mcp-session-id"); ok {
+			if id, ok := plugintest.ClientSession(r); ok {
 				session = id
 			}
 		}
@@ -161,7 +161,7 @@ func send(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Ca
 		for _, kv := range response {
 			hs = append(hs, host.Header{Name: kv[0], Value: kv[1]})
 		}
-		r, err := st.SendResponseHeaders(stepCtx, hs, true)
+		r, err := st.SendResponseHeaders(stepCtx, hs, len(c.ResponseBody) == 0)
 		if err != nil {
 			return res, err
 		}
@@ -173,6 +173,15 @@ func send(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Ca
 		for _, h := range out {
 			res.ClientResponse = append(res.ClientResponse, [2]string{h.Name, h.Value})
 		}
+		body := r.Body
+		for i, ch := range c.ResponseBody {
+			r, err := st.SendResponseBody(stepCtx, []byte(ch), i == len(c.ResponseBody)-1)
+			if err != nil {
+				return res, err
+			}
+			body = append(body, r.Body...)
+		}
+		res.ClientBody = string(body)
 	}
 	return res, nil
 }

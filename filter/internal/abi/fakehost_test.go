@@ -132,6 +132,21 @@ func (f *fakeHost) getBufferBytes(t BufferType, start, maxSize uint32) ([]byte, 
 	return append([]byte(nil), b...), StatusOK
 }
 
+func (f *fakeHost) setBufferBytes(t BufferType, start, size uint32, data []byte) Status {
+	if st, ok := f.failed("setBufferBytes"); ok {
+		return st
+	}
+	b, ok := f.buffers[t]
+	if !ok {
+		return StatusNotFound
+	}
+	if start != 0 || size > uint32(len(b)) {
+		return StatusBadArgument
+	}
+	f.buffers[t] = append(append([]byte(nil), data...), b[size:]...)
+	return StatusOK
+}
+
 func (f *fakeHost) getHeaderMapPairs(m MapType) ([]byte, Status) {
 	if st, ok := f.failed("getHeaderMapPairs"); ok {
 		return nil, st

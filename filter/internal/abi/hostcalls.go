@@ -12,6 +12,8 @@ type proxyHost interface {
 	setEffectiveContext(contextID uint32) Status
 
 	getBufferBytes(t BufferType, start, maxSize uint32) ([]byte, Status)
+	// setBufferBytes replaces size bytes at start (0: the buffer's head) with data.
+	setBufferBytes(t BufferType, start, size uint32, data []byte) Status
 
 	getHeaderMapPairs(m MapType) ([]byte, Status)
 	getHeaderMapValue(m MapType, key string) (string, Status)

@@ -148,6 +148,32 @@ func (s *StreamHost) RequestBody(size int) []byte {
 	return b
 }
 
+// ResponseBody returns the response body buffered so far, up to size bytes, or nil if the host
+// has none.
+func (s *StreamHost) ResponseBody(size int) []byte {
+	if size <= 0 {
+		return nil
+	}
+	if size > maxAllocation {
+		size = maxAllocation
+	}
+	b, st := s.h.getBufferBytes(BufferHTTPResponseBody, 0, uint32(size))
+	if st != StatusOK {
+		return nil
+	}
+	return b
+}
+
+// ReplaceResponseBody replaces the first size bytes of the buffered response body with body.
+// A refusal is logged and reported.
+func (s *StreamHost) ReplaceResponseBody(size int, body []byte) bool {
+	if st := s.h.setBufferBytes(BufferHTTPResponseBody, 0, uint32(size), body); st != StatusOK {
+		s.h.log(uint32(plugin.LogWarn), "replace response body: "+st.Error())
+		return false
+	}
+	return true
+}
+
 // SetResponseHeader replaces (or adds) a response header. A refusal is logged.
 func (s *StreamHost) SetResponseHeader(name, value string) {
 	if st := s.h.replaceHeaderMapValue(MapHTTPResponseHeaders, name, value); st != StatusOK {

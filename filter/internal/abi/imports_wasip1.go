@@ -24,6 +24,9 @@ func proxySetEffectiveContext(contextID uint32) Status
 //go:wasmimport env proxy_get_buffer_bytes
 func proxyGetBufferBytes(t uint32, start, maxSize uint32, retPtr unsafe.Pointer, retLen *uint32) Status
 
+//go:wasmimport env proxy_set_buffer_bytes
+func proxySetBufferBytes(t uint32, start, size uint32, data *byte, dataLen uint32) Status
+
 //go:wasmimport env proxy_get_header_map_pairs
 func proxyGetHeaderMapPairs(m uint32, retPtr unsafe.Pointer, retLen *uint32) Status
 
@@ -114,6 +117,14 @@ func (w wasmHost) getBufferBytes(t BufferType, start, maxSize uint32) ([]byte, S
 	st := proxyGetBufferBytes(uint32(t), start, maxSize, unsafe.Pointer(&w.out.ptr), &w.out.a)
 	p, n := w.out.buffer()
 	return w.received(st, p, n)
+}
+
+func (wasmHost) setBufferBytes(t BufferType, start, size uint32, data []byte) Status {
+	var p *byte
+	if len(data) > 0 {
+		p = &data[0]
+	}
+	return proxySetBufferBytes(uint32(t), start, size, p, uint32(len(data)))
 }
 
 func (w wasmHost) getHeaderMapPairs(m MapType) ([]byte, Status) {

@@ -354,6 +354,18 @@ var handlers = map[string]func(h *testHost, m api.Module, s []uint64) uint32{
 		}
 		return h.copyOut(m, b, s[3], s[4])
 	},
+	"proxy_set_buffer_bytes": func(h *testHost, m api.Module, s []uint64) uint32 {
+		t, start, size := abi.BufferType(s[0]), uint32(s[1]), uint32(s[2])
+		b, found := h.buffers[h.current][t]
+		if !found {
+			return notFound
+		}
+		if start != 0 || size > uint32(len(b)) {
+			return badArgument
+		}
+		h.buffers[h.current][t] = append(append([]byte(nil), h.read(m, s[3], s[4])...), b[size:]...)
+		return ok
+	},
 	"proxy_get_header_map_pairs": func(h *testHost, m api.Module, s []uint64) uint32 {
 		hs, found := h.headerMap(abi.MapType(s[0]))
 		if !found {

@@ -1,6 +1,8 @@
 package plugintest
 
 import (
+	"net/url"
+	"regexp"
 	"strings"
 	"unicode/utf16"
 )
@@ -30,8 +32,9 @@ type Case struct {
 	// an MCP session). Their check calls are answered by AnswerCheck, and the upstream
 	// answers each of them with BeforeResponse if set. The Mcp-Session-Id the client
 	// received last in those answers replaces SessionPlaceholder in Request's header values.
-	Before         []Request
-	BeforeResponse [][2]string
+	Before             []Request
+	BeforeResponse     [][2]string
+	BeforeResponseBody []string
 	// Request is the request under test.
 	Request Request
 	// Trailers, when set, end the request with trailers: no body chunk carries the end of
@@ -40,11 +43,13 @@ type Case struct {
 	// Answer, when set, answers Request's check calls instead of AnswerCheck.
 	Answer func(key string, body []byte) CheckAnswer
 	// Response, when set, is the upstream's answer (":status" and headers) to Request if it
-	// was forwarded.
-	Response [][2]string
-	// ClientResponse, when set, reports what is wrong with the response headers the client
-	// receives for Response ("" when nothing is).
+	// was forwarded, and ResponseBody the chunks of its body.
+	Response     [][2]string
+	ResponseBody []string
+	// ClientResponse and ClientBody, when set, report what is wrong with the response headers
+	// and the response body the client receives for Response ("" when nothing is).
 	ClientResponse func(Headers) string
+	ClientBody     func(string) string
 	// Want is what the client, the upstream and the log must see of Request.
 	Want Want
 }
@@ -83,8 +88,9 @@ type Result struct {
 	Upstream    map[string]string
 	UpstreamAll Headers
 	// ClientResponse are the response headers the client received for the case's Response
-	// (nil when none was sent).
+	// (nil when none was sent), ClientBody the response body it received.
 	ClientResponse Headers
+	ClientBody     string
 	// Logs are the lines the filter logged.
 	Logs []string
 	// CheckCalls counts the check calls.
@@ -120,18 +126,36 @@ func (h Headers) Values(name string) []string {
 	return vs
 }
 
-// SessionPlaceholder in a header value of a Case's Request stands for the MCP session ID the
-// client received in an answer to a Before request.
+// SessionPlaceholder in a header value or the path of a Case's Request stands for the MCP
+// session ID the client received in an answer to a Before request (ClientSession).
 const SessionPlaceholder = "$SESSION"
 
-// WithSession returns req with SessionPlaceholder replaced by session in its header values.
+// WithSession returns req with SessionPlaceholder replaced by session in its header values
+// and, query-escaped, in its path.
 func WithSession(req Request, session string) Request {
 	hs := make([][2]string, len(req.Headers))
 	for i, h := range req.Headers {
 		hs[i] = [2]string{h[0], strings.ReplaceAll(h[1], SessionPlaceholder, session)}
 	}
 	req.Headers = hs
+	req.Path = strings.ReplaceAll(req.Path, SessionPlaceholder, url.QueryEscape(session))
 	return req
+}
+
+// legacySessionParam finds the session of a legacy endpoint event in a response body.
+var legacySessionParam = regexp.MustCompile(`[?&](?:sessionId|session_id|sessionid)=([^&\s#]+)`)
+
+// ClientSession returns the session a client received in r: its Mcp-Session-Id, or the
+// session in the URL of a legacy transport's endpoint event.
+func ClientSession(r Result) (string, bool) {
+	if id, ok := r.ClientResponse.Get("mcp-session-id"); ok {
+		return id, true
+	}
+	if m := legacySessionParam.FindStringSubmatch(r.ClientBody); m != nil {
+		id, err := url.QueryUnescape(m[1])
+		return id, err == nil
+	}
+	return "", false
 }
 
 // Request builders of the cases.

@@ -94,3 +94,73 @@ func bindingCases() []Case {
 		},
 	})
 }
+
+// legacySessionCases: the legacy HTTP+SSE transport names its session in the query of the URL
+// its endpoint event gives; the filter binds it as it binds Mcp-Session-Id.
+func legacySessionCases() []Case {
+	alice, bob := bearer(TokenAlice), bearer(TokenBob)
+	sse := func(headers ...[2]string) Request {
+		return Request{Method: "GET", Authority: OpenHost, Path: "/mcp/sse", Headers: append([][2]string{{"accept", "text/event-stream"}}, headers...)}
+	}
+	stream := [][2]string{{":status", "200"}, {"content-type", "text/event-stream"}, {"cache-control", "no-cache"}}
+	endpoint := "event: endpoint\ndata: /mcp/messages?sessionId=" + upstreamSession + "\n\n"
+	open := []Request{sse(alice)}
+	message := func(query string, headers ...[2]string) Request {
+		return post(OpenHost, "/mcp/messages?"+query, toolsCall("1", "echo"), headers...)
+	}
+	hijack := func(name string, req Request, user string, calls int) Case {
+		return Case{Name: name, Request: req, Before: open, BeforeResponse: stream, BeforeResponseBody: []string{endpoint},
+			Want: Want{Status: 404, BodyContains: []string{"Session not found"}, LogContains: []string{`"user":"` + user + `"`, `"allow-why-false":["mcp-session-unknown"]`}, CheckCalls: calls}}
+	}
+	bound := func(body string) string {
+		if strings.Contains(body, "sessionId="+upstreamSession) || !strings.Contains(body, "."+upstreamSession) {
+			return "the endpoint must carry the session bound to its user, not the upstream's own"
+		}
+		return ""
+	}
+	return attacks([]Case{
+		{
+			Name: "LegacyEndpointEventReachesTheClientBound", Request: sse(alice), Want: Want{CheckCalls: 1},
+			Response: stream, ResponseBody: []string{endpoint, "event: message\ndata: {}\n\n"},
+			ClientBody: func(body string) string {
+				if p := bound(body); p != "" {
+					return p
+				}
+				if !strings.HasPrefix(body, "event: endpoint\ndata: /mcp/messages?sessionId=") || !strings.HasSuffix(body, "\n\nevent: message\ndata: {}\n\n") {
+					return "only the session may change"
+				}
+				return ""
+			},
+		},
+		{
+			Name: "LegacyEndpointEventSplitAcrossChunksIsBound", Request: sse(alice), Want: Want{CheckCalls: 1},
+			Response: stream, ResponseBody: []string{": keep-alive\r\n\r\nevent: end", "point\r\ndata: /mcp/messages?x=1&sessionId=" + upstreamSession[:4], upstreamSession[4:] + "\r\n", "\r\n"},
+			ClientBody: bound,
+		},
+		{
+			Name: "OtherEventStreamsPassUnchanged", Request: sse(alice), Want: Want{CheckCalls: 1},
+			Response: stream, ResponseBody: []string{"id: 1\ndata: {\"sessionId\":\"x\"}\n\n", "data: /mcp/messages?sessionId=" + upstreamSession + "\n\n"},
+			ClientBody: func(body string) string {
+				if body != "id: 1\ndata: {\"sessionId\":\"x\"}\n\ndata: /mcp/messages?sessionId="+upstreamSession+"\n\n" {
+					return "a stream whose first event is not an endpoint event must pass unchanged"
+				}
+				return ""
+			},
+		},
+		{
+			Name: "OwnLegacySessionReachesTheUpstreamAsItsOwnID", Request: message("sessionId="+SessionPlaceholder, alice),
+			Before: open, BeforeResponse: stream, BeforeResponseBody: []string{endpoint},
+			Want: Want{Upstream: map[string]string{":path": "/mcp/messages?sessionId=" + upstreamSession}, CheckCalls: 0},
+		},
+		hijack("AnotherUsersLegacySessionCannotCallTools", message("sessionId="+SessionPlaceholder, bob), "bob", 1),
+		hijack("RawLegacySessionIDIsNotFound", message("sessionId="+upstreamSession, alice), "alice", 0),
+		hijack("RawLegacySessionIDUnderAnotherSpellingIsNotFound", message("session_id="+upstreamSession, alice), "alice", 0),
+		hijack("PercentEncodedLegacySessionNameIsNotFound", message("session%49d="+upstreamSession, alice), "alice", 0),
+		hijack("LegacySessionAfterASemicolonIsNotFound", message("x=1;sessionId="+upstreamSession, alice), "alice", 0),
+		{
+			Name: "TwoLegacySessionParametersAreRefused", Request: message("sessionId="+SessionPlaceholder+"&sessionid="+upstreamSession, alice),
+			Before: open, BeforeResponse: stream, BeforeResponseBody: []string{endpoint},
+			Want: Want{Status: 400, CheckCalls: 0},
+		},
+	})
+}

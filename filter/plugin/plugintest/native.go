@@ -87,6 +87,7 @@ type nativeStream struct {
 	continued   bool
 	continues   int
 	respHeaders []plugin.Header
+	respBody    []byte // the response body the filter holds
 	// headersGone: the headers went on; their map is no longer reachable.
 	headersGone      bool
 	lateHeaderWrites int
@@ -134,6 +135,16 @@ func (s *nativeStream) RequestBody(size int) []byte {
 	return s.body[:size]
 }
 func (s *nativeStream) ResponseHeaders() []plugin.Header { return s.respHeaders }
+func (s *nativeStream) ResponseBody(size int) []byte {
+	return s.respBody[:min(size, len(s.respBody))]
+}
+func (s *nativeStream) ReplaceResponseBody(size int, body []byte) bool {
+	if size > len(s.respBody) {
+		return false
+	}
+	s.respBody = append(append([]byte(nil), body...), s.respBody[size:]...)
+	return true
+}
 func (s *nativeStream) SetResponseHeader(name, value string) {
 	s.RemoveResponseHeader(name)
 	s.respHeaders = append(s.respHeaders, plugin.Header{Name: name, Value: value})
@@ -214,8 +225,8 @@ func (nf *NativeFilter) Run(req Request) Result { return nf.send(Case{Request: r
 func (nf *NativeFilter) RunCase(c Case, m Mode) Result {
 	session := ""
 	for _, b := range c.Before {
-		r := nf.send(Case{Request: b, Response: c.BeforeResponse}, m.HeadersStop)
-		if id, ok := r.ClientResponse.Get("mcp-session-id"); ok {
+		r := nf.send(Case{Request: b, Response: c.BeforeResponse, ResponseBody: c.BeforeResponseBody}, m.HeadersStop)
+		if id, ok := ClientSession(r); ok {
 			session = id
 		}
 	}
@@ -293,19 +304,30 @@ func (nf *NativeFilter) send(c Case, headersStop bool) Result {
 	deliver()
 	forwarded := s.reply == nil && (early != nil || action == plugin.Continue || s.continues > before)
 	var clientResponse Headers
+	var clientBody []byte
 	if forwarded && c.Response != nil {
 		s.respHeaders = nil
 		for _, h := range c.Response {
 			s.respHeaders = append(s.respHeaders, plugin.Header{Name: h[0], Value: h[1]})
 		}
-		st.OnResponseHeaders(len(s.respHeaders), true)
+		st.OnResponseHeaders(len(s.respHeaders), len(c.ResponseBody) == 0)
 		clientResponse = Headers{}
 		for _, h := range s.respHeaders {
 			clientResponse = append(clientResponse, [2]string{h.Name, h.Value})
 		}
+		// Envoy buffers what a response-body callback holds (StopIterationAndBuffer) and
+		// hands the filter the whole buffer on the next chunk.
+		for i, ch := range c.ResponseBody {
+			s.respBody = append(s.respBody, ch...)
+			if st.OnResponseBody(len(s.respBody), i == len(c.ResponseBody)-1) == plugin.Continue {
+				clientBody = append(clientBody, s.respBody...)
+				s.respBody = nil
+			}
+		}
 	}
 	st.OnDone()
-	res := Result{CheckCalls: s.nCalls, Logs: append([]string(nil), nf.Host.Logs[logStart:]...), LateHeaderWrites: s.lateHeaderWrites, ClientResponse: clientResponse}
+	res := Result{CheckCalls: s.nCalls, Logs: append([]string(nil), nf.Host.Logs[logStart:]...), LateHeaderWrites: s.lateHeaderWrites,
+		ClientResponse: clientResponse, ClientBody: string(clientBody)}
 	if early != nil {
 		res.Forwarded = true
 		res.Upstream = map[string]string{}

@@ -26,7 +26,7 @@ type Runner func(t testing.TB, c Case, m Mode) Result
 // Cases returns every case, grouped by the behaviour they cover.
 func Cases() []Case {
 	var all []Case
-	for _, topic := range [][]Case{routeCases(), headerCases(), charsetCases(), bodyCases(), policyCases(), tokenServiceCases(), bindingCases()} {
+	for _, topic := range [][]Case{routeCases(), headerCases(), charsetCases(), bodyCases(), policyCases(), tokenServiceCases(), bindingCases(), legacySessionCases()} {
 		all = append(all, topic...)
 	}
 	return all
@@ -128,6 +128,11 @@ func Check(t testing.TB, c Case, r Result) {
 			t.Errorf("no response reached the client")
 		} else if problem := c.ClientResponse(r.ClientResponse); problem != "" {
 			t.Errorf("client response %v: %s", r.ClientResponse, problem)
+		}
+	}
+	if c.ClientBody != nil {
+		if problem := c.ClientBody(r.ClientBody); problem != "" {
+			t.Errorf("client response body %q: %s", r.ClientBody, problem)
 		}
 	}
 	for name, want := range w.UpstreamCount {

@@ -3,6 +3,7 @@ package gatewaytest
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -238,40 +239,54 @@ func TestRedTeam_SessionBinding_GoEverything(t *testing.T) {
 	}
 }
 
-// TestRedTeam_LegacySSE_QuerySessionIDIsNotBound documents the legacy HTTP+SSE transport: its
-// session ID travels in the SSE body (the endpoint event) and in the POST URL's query string,
-// not in Mcp-Session-Id, so the gateway's session binding does not see it. The test records
-// whether Bob, with his own token, can post into Alice's legacy session through the gateway
-// and where the answer goes; it fails only if the observations are inconsistent. Its log is
-// the finding.
-func TestRedTeam_LegacySSE_QuerySessionIDIsNotBound(t *testing.T) {
+// TestRedTeam_LegacySSE_SessionIsBoundToItsUser: the legacy HTTP+SSE transport names its
+// session in the query of the endpoint URL it sends as the first event, and runs whatever is
+// posted there in that session. Through the gateway that URL carries the session bound to the
+// user who opened the stream: alice's own calls run in her session, bob's post with her URL
+// (or with the upstream's raw ID) is refused as an unknown session and nothing runs.
+func TestRedTeam_LegacySSE_SessionIsBoundToItsUser(t *testing.T) {
 	s := startStackWith(t, stackOptions{TSServers: true})
 	alice := signIn(t, s, s.LegacyURL)
 	bob := signInAs(t, s, "bob", s.LegacyURL)
 	ls := openLegacy(t, s.LegacyURL+"/sse", s.MCPOrigin, alice.Token.AccessToken)
-	t.Logf("alice's endpoint event through the gateway: %s (session %s)", strings.TrimPrefix(ls.PostURL, s.MCPOrigin), ls.SessionID)
 	var upstreamID string
 	for _, ss := range s.TS.Log(t).Sessions {
 		if ss.Transport == "legacy" && ss.User == "alice@example.com" {
 			upstreamID = ss.ID
 		}
 	}
-	t.Logf("the sessionId in the endpoint event is the upstream's own: %v", upstreamID == ls.SessionID)
-
-	r := legacyPost(t, ls.PostURL, bob.Token.AccessToken, "application/json", toolCall(8, "echo", map[string]any{"text": "bob in alice's legacy session"}))
-	run, ran := waitRun(t, s.TS, "echo", "bob in alice's legacy session", 2*time.Second)
-	_, toAlice := ls.waitEvent("bob in alice's legacy session", 2*time.Second)
-	t.Logf("bob's POST into alice's legacy session: HTTP %d; tool ran: %v (%+v); the answer went to alice's SSE stream: %v", r.Status, ran, run, toAlice)
-	switch {
-	case r.Status == http.StatusAccepted && ran && run.Session == upstreamID && run.User == "bob@example.com":
-		t.Log("FINDING: the legacy transport's sessionId is not bound to the user: bob's call ran in alice's session")
-	case r.Status >= 400 && !ran:
-		t.Log("the gateway refused bob's POST into alice's legacy session")
-	default:
-		t.Errorf("inconsistent: HTTP %d, ran %v (%+v)", r.Status, ran, run)
+	if upstreamID == "" || ls.SessionID == upstreamID || !strings.HasSuffix(ls.SessionID, "."+upstreamID) {
+		t.Fatalf("alice's endpoint event through the gateway carries %q; the upstream's session is %q: want it bound", ls.SessionID, upstreamID)
 	}
-	// Bob's denied tool is still refused by policy whatever the session.
-	if r := legacyPost(t, ls.PostURL, bob.Token.AccessToken, "application/json", toolCall(9, "drop_database", nil)); r.Status != http.StatusForbidden {
-		t.Errorf("bob's drop_database in alice's legacy session: %d, want 403", r.Status)
+
+	// Alice's own session works through the gateway.
+	if r := legacyPost(t, ls.PostURL, alice.Token.AccessToken, "application/json", toolCall(7, "echo", map[string]any{"text": "alice in her legacy session"})); r.Status != http.StatusAccepted {
+		t.Fatalf("alice's post into her own legacy session: HTTP %d %s", r.Status, r.Body)
+	}
+	if run, ran := waitRun(t, s.TS, "echo", "alice in her legacy session", 2*time.Second); !ran || run.Session != upstreamID {
+		t.Fatalf("alice's call: ran %v in session %q, want her session %q", ran, run.Session, upstreamID)
+	}
+	if _, ok := ls.waitEvent("alice in her legacy session", 2*time.Second); !ok {
+		t.Error("alice's answer did not reach her event stream")
+	}
+
+	// Bob, with his own token: her endpoint URL, and the upstream's raw ID, are unknown sessions.
+	rawURL := strings.Replace(ls.PostURL, url.QueryEscape(ls.SessionID), upstreamID, 1)
+	for _, target := range []struct{ name, url string }{{"alice's endpoint URL", ls.PostURL}, {"the upstream's raw session ID", rawURL}} {
+		for _, tool := range []string{"echo", "drop_database"} {
+			text := "bob via " + target.name + " " + tool
+			r := legacyPost(t, target.url, bob.Token.AccessToken, "application/json", toolCall(8, tool, map[string]any{"text": text}))
+			if r.Status != http.StatusNotFound {
+				t.Errorf("bob's %s through %s: HTTP %d %s, want 404", tool, target.name, r.Status, r.Body)
+			}
+			if run, ran := waitRun(t, s.TS, tool, text, 300*time.Millisecond); ran {
+				t.Errorf("bob's %s through %s ran: %+v", tool, target.name, run)
+			}
+		}
+	}
+	for _, req := range s.TS.Log(t).Requests {
+		if req.Session == upstreamID && req.User == "bob@example.com" {
+			t.Errorf("the upstream received bob's request into alice's session: %+v", req)
+		}
 	}
 }
