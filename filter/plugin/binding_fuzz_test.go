@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"mime"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -91,6 +92,92 @@ func FuzzSessionUnwrap(f *testing.F) {
 		var none sessionBinding
 		if _, ok := none.unwrap(presented); ok {
 			t.Fatal("a binding without a key opened a session")
+		}
+	})
+}
+
+func TestEventEnd(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int{
+		"event: endpoint\ndata: /m\n\nrest":    len("event: endpoint\ndata: /m\n\n"),
+		"event: endpoint\r\ndata: /m\r\n\r\nx": len("event: endpoint\r\ndata: /m\r\n\r\n"),
+		"event: endpoint\rdata: /m\r\rx":       len("event: endpoint\rdata: /m\r\r"),
+		"\n\n: comment\n\nevent: e\n\n":        len("\n\n: comment\n\nevent: e\n\n"),
+		"event: endpoint\ndata: /m\n":          -1,
+		"event: endpoint\ndata: /m\r\n\r":      -1,
+		"":                                     -1,
+	} {
+		if got := eventEnd([]byte(in)); got != want {
+			t.Errorf("eventEnd(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+// FuzzEndpointEvent: whatever an upstream streams, the filter finds the first event within
+// the bytes it holds, and a rewritten endpoint event names exactly one session, the one bound
+// to the user, which opens the upstream's session again.
+func FuzzEndpointEvent(f *testing.F) {
+	for _, s := range []string{"event: endpoint\ndata: /messages?sessionId=abc\n\n", "event:endpoint\r\ndata:/m?a=1&session_id=x%20y\r\n\r\n",
+		"event: endpoint\ndata: /m?sessionId=a&sessionid=b\n\n", "data: x\n\n", "event: endpoint\ndata: a\ndata: b\n\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, stream string) {
+		end := eventEnd([]byte(stream))
+		if end < -1 || end == 0 || end > len(stream) {
+			t.Fatalf("eventEnd(%q) = %d", stream, end)
+		}
+		if end < 0 {
+			return
+		}
+		sb := newSessionBinding([]byte("alice-key-alice-key-alice-key-32"))
+		ev, ok := rewriteEndpointEvent([]byte(stream[:end]), &sb)
+		if !ok {
+			return
+		}
+		_, data, _ := strings.Cut(string(ev), "data:")
+		data = strings.TrimPrefix(data, " ")
+		if i := strings.IndexAny(data, "\r\n"); i >= 0 {
+			data = data[:i]
+		}
+		start, stop, n := sessionParam(data)
+		if n != 1 {
+			t.Fatalf("rewritten event %q names %d sessions", ev, n)
+		}
+		v, err := url.QueryUnescape(data[start:stop])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := sb.unwrap(v); !ok {
+			t.Fatalf("rewritten event %q: %q does not open the session", ev, v)
+		}
+	})
+}
+
+// FuzzSessionParam: the value found lies inside the query, and no parameter that a server
+// would read as a session is missed (a second decoding of every name finds no more).
+func FuzzSessionParam(f *testing.F) {
+	for _, s := range []string{"/m?sessionId=a", "/m?x=1;session_id=b#frag", "/m?session%49d=c&sessionid=d", "/m", "?=&;"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, uri string) {
+		start, end, n := sessionParam(uri)
+		if n > 0 && (start < 0 || start > end || end > len(uri) || start <= strings.IndexByte(uri, '?')) {
+			t.Fatalf("sessionParam(%q) = %d, %d, %d", uri, start, end, n)
+		}
+		q := strings.IndexByte(uri, '?')
+		if q < 0 {
+			return
+		}
+		query, _, _ := strings.Cut(uri[q+1:], "#")
+		count := 0
+		for _, pair := range strings.FieldsFunc(query, func(r rune) bool { return r == '&' || r == ';' }) {
+			name, _, _ := strings.Cut(pair, "=")
+			if dec, err := url.QueryUnescape(name); err == nil && strings.EqualFold(strings.ReplaceAll(dec, "_", ""), "sessionid") {
+				count++
+			}
+		}
+		if count > n {
+			t.Fatalf("sessionParam(%q) found %d sessions, a decoder finds %d", uri, n, count)
 		}
 	})
 }
