@@ -105,7 +105,7 @@ func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form u
 		if errors.Is(err, errUnknownClient) || errors.Is(err, errClientIDDomain) || errors.Is(err, errClientDocument) {
 			return store.Client{}, invalidClient("unknown client", attemptedBasic)
 		}
-		s.log.ErrorContext(ctx, "oauth: client lookup", "err", err)
+		s.log.ErrorContext(ctx, "oauth: client lookup", "error", err)
 		return store.Client{}, newError(errServerError, "client lookup failed")
 	}
 	if used != c.TokenEndpointAuthMethod {

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
+	"github.com/mcpmesh/gateway/tokensvc/reqid"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 	"github.com/mcpmesh/gateway/tokensvc/store/memory"
@@ -165,7 +166,7 @@ func newEnvWithConfig(t testing.TB, cfg *config.Config, opts ...Option) *env {
 	fs := &fakeSessions{st: st, clock: clock}
 	srv := New(cfg, st, fs, append([]Option{WithClock(clock.Now)}, opts...)...)
 	r := chi.NewRouter()
-	r.Use(hosts.NewTable(cfg).Middleware)
+	r.Use(reqid.Middleware, hosts.NewTable(cfg).Middleware)
 	srv.Mount(r)
 	return &env{t: t, cfg: cfg, st: st, clock: clock, sessions: fs, srv: srv, handler: r}
 }

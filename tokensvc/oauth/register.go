@@ -258,7 +258,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request, h *hosts
 		resp.ClientSecretExpiresAt = &never
 	}
 	if err := s.store.CreateClient(r.Context(), c); err != nil {
-		s.log.ErrorContext(r.Context(), "oauth: register client", "err", err)
+		s.log.ErrorContext(r.Context(), "oauth: register client", "error", err)
 		writeOAuthError(w, newError(errServerError, "the registration could not be stored"))
 		return
 	}

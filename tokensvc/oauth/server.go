@@ -274,6 +274,6 @@ func (s *Server) touchClient(ctx context.Context, c store.Client) {
 		return
 	}
 	if err := s.store.TouchClient(ctx, c.ID, now, now.Add(clientIdleLifetime)); err != nil {
-		s.log.WarnContext(ctx, "oauth: record client use", "client_id", c.ID, "err", err)
+		s.log.WarnContext(ctx, "oauth: record client use", "client_id", c.ID, "error", err)
 	}
 }

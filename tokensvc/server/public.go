@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/mcpmesh/gateway/shared/paths"
+	"github.com/mcpmesh/gateway/tokensvc/reqid"
 )
 
 // Request body limits.
@@ -41,7 +42,7 @@ func (s *Server) buildPublic() http.Handler {
 		}
 		hosted.ServeHTTP(w, req)
 	})
-	return chain(top, withRequestID, s.logRequests("public"), s.recoverer, securityHeaders, maxBody(maxPublicBody))
+	return chain(top, reqid.Middleware, s.logRequests("public"), s.recoverer, securityHeaders, maxBody(maxPublicBody))
 }
 
 // buildInternal assembles the internal handler: the check API and the health probe.
@@ -50,7 +51,7 @@ func (s *Server) buildInternal() http.Handler {
 	mux.HandleFunc(paths.Check, s.handleCheck)
 	mux.HandleFunc(paths.Health, health)
 	mux.HandleFunc("/", jsonNotFound)
-	return chain(mux, withRequestID, s.logRequests("internal"), s.recoverer, securityHeaders, maxBody(maxCheckBody))
+	return chain(mux, reqid.Middleware, s.logRequests("internal"), s.recoverer, securityHeaders, maxBody(maxCheckBody))
 }
 
 // chain wraps h in middleware, the first outermost.

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
 	"github.com/mcpmesh/gateway/tokensvc/idp"
 	"github.com/mcpmesh/gateway/tokensvc/oauth"
+	"github.com/mcpmesh/gateway/tokensvc/reqid"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/session"
 	"github.com/mcpmesh/gateway/tokensvc/store"
@@ -86,8 +87,8 @@ type options struct {
 // WithClock sets the clock of every component (default time.Now).
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
 
-// WithLogger sets the logger (default: JSON to stderr at Info). Records get the request ID
-// of their request.
+// WithLogger sets the logger (default: slog.Default()). Records logged for a request get its
+// request ID once (reqid.NewHandler).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithHTTPClient sets the client for requests to the identity provider (default: a client
@@ -123,7 +124,7 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Server, erro
 	if o.logger == nil {
 		o.logger = slog.Default()
 	}
-	log := slog.New(requestIDHandler{o.logger.Handler()})
+	log := slog.New(reqid.NewHandler(o.logger.Handler()))
 	if o.client == nil {
 		o.client = &http.Client{Timeout: DefaultHTTPTimeout}
 	}

@@ -50,7 +50,7 @@ func (m *Manager) SignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		methodNotAllowed(w, "GET")
+		methodNotAllowed(w, r, "GET")
 		return
 	}
 	returnTo := r.URL.Query().Get("return_to")
@@ -58,7 +58,7 @@ func (m *Manager) SignIn(w http.ResponseWriter, r *http.Request) {
 		returnTo = "/"
 	}
 	if !ValidReturnTo(returnTo) {
-		renderError(w, http.StatusBadRequest, "return_to must be a path on this host, such as /app.")
+		renderError(w, r, http.StatusBadRequest, "return_to must be a path on this host, such as /app.")
 		return
 	}
 	if s, err := m.Current(r); err == nil && s != nil {
@@ -83,7 +83,7 @@ func (m *Manager) RedirectToSignIn(w http.ResponseWriter, r *http.Request, retur
 		return
 	}
 	if !ValidReturnTo(returnTo) {
-		renderError(w, http.StatusBadRequest, "The page to return to after sign-in is not a path on this host.")
+		renderError(w, r, http.StatusBadRequest, "The page to return to after sign-in is not a path on this host.")
 		return
 	}
 	m.startSignIn(w, r, h, returnTo)
@@ -108,16 +108,16 @@ func (m *Manager) AuthenticateSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		methodNotAllowed(w, "GET")
+		methodNotAllowed(w, r, "GET")
 		return
 	}
 	var req signInRequest
 	if err := m.openState(sealPurposeSignInState, r.URL.Query().Get("state"), &req); err != nil {
-		renderError(w, http.StatusBadRequest, "This sign-in link has expired or is not valid. Go back to the application and sign in again.")
+		renderError(w, r, http.StatusBadRequest, "This sign-in link has expired or is not valid. Go back to the application and sign in again.")
 		return
 	}
 	if h := m.hosts.Lookup(req.Host); h == nil || len(h.Routes) == 0 {
-		renderError(w, http.StatusBadRequest, "The sign-in request names no configured host.")
+		renderError(w, r, http.StatusBadRequest, "The sign-in request names no configured host.")
 		return
 	}
 	s, err := m.fromCookie(r, AuthnCookie, m.authn)
@@ -143,7 +143,7 @@ func (m *Manager) AuthenticateSignIn(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		m.log.ErrorContext(r.Context(), "identity provider unavailable", "error", err.Error())
 		h := m.hosts.Lookup(req.Host)
-		render(w, http.StatusServiceUnavailable, page{
+		render(w, r, http.StatusServiceUnavailable, page{
 			Title: "Sign-in is unavailable", Message: "The identity provider cannot be reached. Try again in a moment.",
 			Link: &pageLink{Href: h.Origin + paths.SignIn + "?return_to=" + url.QueryEscape(req.ReturnTo), Text: "Try again"},
 		})
@@ -159,24 +159,24 @@ func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodPost {
-		methodNotAllowed(w, "GET, POST")
+		methodNotAllowed(w, r, "GET, POST")
 		return
 	}
 	if err := r.ParseForm(); err != nil {
-		renderError(w, http.StatusBadRequest, "The identity provider's answer could not be read.")
+		renderError(w, r, http.StatusBadRequest, "The identity provider's answer could not be read.")
 		return
 	}
 	const over = "This sign-in has expired or was already completed. Go back to the application and sign in again."
 	var st idpState
 	if err := m.openState(sealPurposeIdPState, r.Form.Get("state"), &st); err != nil {
-		renderError(w, http.StatusBadRequest, over)
+		renderError(w, r, http.StatusBadRequest, over)
 		return
 	}
 	// Login CSRF: the state must belong to this browser's flow cookie. A refused callback
 	// spends nothing: the state stays usable by the browser that started it.
 	if !sameBrowser(r, FlowCookie, st.Browser) {
 		m.log.WarnContext(r.Context(), "sign-in callback from another browser refused")
-		renderError(w, http.StatusForbidden, "This sign-in was started in another browser. Start again from the application.")
+		renderError(w, r, http.StatusForbidden, "This sign-in was started in another browser. Start again from the application.")
 		return
 	}
 	// The flow cookie stays: a sign-in in another tab of this browser shares it.
@@ -184,7 +184,7 @@ func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
 	switch _, err := m.store.GetOneTime(r.Context(), secret.Hash(st.Flow), kindIdPUsed, m.now()); {
 	case err == nil:
 		m.log.WarnContext(r.Context(), "replayed sign-in callback refused")
-		renderError(w, http.StatusBadRequest, over)
+		renderError(w, r, http.StatusBadRequest, over)
 		return
 	case !errors.Is(err, store.ErrNotFound):
 		m.internalError(w, r, "read provider state", err)
@@ -192,21 +192,21 @@ func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
 	}
 	if e := r.Form.Get("error"); e != "" {
 		m.log.InfoContext(r.Context(), "identity provider returned an error", "error", safeCode(e))
-		renderError(w, http.StatusForbidden, "The identity provider did not sign you in ("+safeCode(e)+").")
+		renderError(w, r, http.StatusForbidden, "The identity provider did not sign you in ("+safeCode(e)+").")
 		return
 	}
 	ident, toks, err := m.connector.Exchange(r.Context(), r.Form.Get("code"), m.flowSecret("pkce", flow, st.Flow), m.flowSecret("nonce", flow, st.Flow))
 	if err != nil {
 		m.log.WarnContext(r.Context(), "sign-in at the identity provider failed", "error", err.Error())
 		if errors.Is(err, idp.ErrUnavailable) {
-			renderError(w, http.StatusServiceUnavailable, "The identity provider cannot be reached. Try again in a moment.")
+			renderError(w, r, http.StatusServiceUnavailable, "The identity provider cannot be reached. Try again in a moment.")
 			return
 		}
-		renderError(w, http.StatusForbidden, "The identity provider's answer could not be verified.")
+		renderError(w, r, http.StatusForbidden, "The identity provider's answer could not be verified.")
 		return
 	}
 	if ident.Subject == "" {
-		renderError(w, http.StatusForbidden, "The identity provider did not name the user.")
+		renderError(w, r, http.StatusForbidden, "The identity provider did not name the user.")
 		return
 	}
 	// A state cannot be spent in the browser, and the provider's code is single use and
@@ -219,7 +219,7 @@ func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
 	})
 	if errors.Is(err, store.ErrAlreadyExists) {
 		m.log.WarnContext(r.Context(), "replayed sign-in callback refused")
-		renderError(w, http.StatusBadRequest, over)
+		renderError(w, r, http.StatusBadRequest, over)
 		return
 	}
 	if err != nil {
@@ -264,7 +264,7 @@ func (m *Manager) createSession(ctx context.Context, ident idp.Identity, toks id
 func (m *Manager) handoff(w http.ResponseWriter, r *http.Request, sessionID string, req signInRequest) {
 	h := m.hosts.Lookup(req.Host)
 	if h == nil {
-		renderError(w, http.StatusBadRequest, "The sign-in request names no configured host.")
+		renderError(w, r, http.StatusBadRequest, "The sign-in request names no configured host.")
 		return
 	}
 	code := secret.NewToken()
@@ -282,7 +282,7 @@ func (m *Manager) Handoff(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		methodNotAllowed(w, "GET")
+		methodNotAllowed(w, r, "GET")
 		return
 	}
 	// Check, then spend: the code is looked up, its host and browser bindings verified, and
@@ -297,12 +297,12 @@ func (m *Manager) Handoff(w http.ResponseWriter, r *http.Request) {
 	}
 	if ho.Host != h.Authority {
 		m.log.WarnContext(r.Context(), "handoff code presented on another host refused", "minted_for", ho.Host)
-		renderError(w, http.StatusBadRequest, "This sign-in link belongs to another site.")
+		renderError(w, r, http.StatusBadRequest, "This sign-in link belongs to another site.")
 		return
 	}
 	if !sameBrowser(r, SignInCookie, ho.Browser) {
 		m.log.WarnContext(r.Context(), "handoff from another browser refused")
-		renderError(w, http.StatusForbidden, "This sign-in was started in another browser. Reload the application to sign in again.")
+		renderError(w, r, http.StatusForbidden, "This sign-in was started in another browser. Reload the application to sign in again.")
 		return
 	}
 	if _, err := m.store.TakeOneTime(r.Context(), secret.Hash(code), kindHandoff, m.now()); err != nil {
@@ -409,22 +409,22 @@ func (m *Manager) SignOut(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet, http.MethodHead:
 		if s == nil {
 			clearSessionCookie(w, h)
-			render(w, http.StatusOK, page{Title: "Signed out", Message: "You are signed out."})
+			render(w, r, http.StatusOK, page{Title: "Signed out", Message: "You are signed out."})
 			return
 		}
 		if !ValidReturnTo(returnTo) {
 			returnTo = ""
 		}
-		render(w, http.StatusOK, page{Title: "Sign out", Message: "Sign out of " + h.Authority + " and every application of this gateway?",
+		render(w, r, http.StatusOK, page{Title: "Sign out", Message: "Sign out of " + h.Authority + " and every application of this gateway?",
 			Form: &pageForm{Action: paths.SignOut, CSRF: m.CSRFToken(r), ReturnTo: returnTo, Button: "Sign out"}})
 	case http.MethodPost:
 		if err := r.ParseForm(); err != nil {
-			renderError(w, http.StatusBadRequest, "The sign-out form could not be read.")
+			renderError(w, r, http.StatusBadRequest, "The sign-out form could not be read.")
 			return
 		}
 		if s != nil {
 			if !m.VerifyCSRF(r, r.PostForm.Get("csrf_token")) {
-				renderError(w, http.StatusForbidden, "The sign-out form has expired. Reload the page and try again.")
+				renderError(w, r, http.StatusForbidden, "The sign-out form has expired. Reload the page and try again.")
 				return
 			}
 			now := m.now()
@@ -443,9 +443,9 @@ func (m *Manager) SignOut(w http.ResponseWriter, r *http.Request) {
 			redirect(w, rt)
 			return
 		}
-		render(w, http.StatusOK, page{Title: "Signed out", Message: "You are signed out."})
+		render(w, r, http.StatusOK, page{Title: "Signed out", Message: "You are signed out."})
 	default:
-		methodNotAllowed(w, "GET, POST")
+		methodNotAllowed(w, r, "GET, POST")
 	}
 }
 
@@ -506,7 +506,7 @@ func hashString(v string) string { return base64.RawURLEncoding.EncodeToString(s
 func routeHost(w http.ResponseWriter, r *http.Request) (*hosts.Host, bool) {
 	h, ok := hosts.FromContext(r.Context())
 	if !ok || len(h.Routes) == 0 {
-		renderError(w, http.StatusNotFound, "There is no such page on this host.")
+		renderError(w, r, http.StatusNotFound, "There is no such page on this host.")
 		return nil, false
 	}
 	return h, true
@@ -515,7 +515,7 @@ func routeHost(w http.ResponseWriter, r *http.Request) (*hosts.Host, bool) {
 func (m *Manager) onAuthn(w http.ResponseWriter, r *http.Request) bool {
 	h, ok := hosts.FromContext(r.Context())
 	if !ok || h != m.authn {
-		renderError(w, http.StatusNotFound, "There is no such page on this host.")
+		renderError(w, r, http.StatusNotFound, "There is no such page on this host.")
 		return false
 	}
 	return true
@@ -525,7 +525,7 @@ func (m *Manager) onAuthn(w http.ResponseWriter, r *http.Request) bool {
 // or spent, 500 otherwise.
 func (m *Manager) flowError(w http.ResponseWriter, r *http.Request, err error, message string) {
 	if errors.Is(err, store.ErrNotFound) {
-		renderError(w, http.StatusBadRequest, message)
+		renderError(w, r, http.StatusBadRequest, message)
 		return
 	}
 	m.internalError(w, r, "sign-in flow", err)
@@ -533,7 +533,7 @@ func (m *Manager) flowError(w http.ResponseWriter, r *http.Request, err error, m
 
 func (m *Manager) internalError(w http.ResponseWriter, r *http.Request, what string, err error) {
 	m.log.ErrorContext(r.Context(), what, "error", err.Error())
-	renderError(w, http.StatusInternalServerError, "Something went wrong on our side. Try again in a moment.")
+	renderError(w, r, http.StatusInternalServerError, "Something went wrong on our side. Try again in a moment.")
 }
 
 func redirect(w http.ResponseWriter, location string) {
@@ -542,9 +542,9 @@ func redirect(w http.ResponseWriter, location string) {
 	w.WriteHeader(http.StatusSeeOther)
 }
 
-func methodNotAllowed(w http.ResponseWriter, allow string) {
+func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
 	w.Header().Set("Allow", allow)
-	renderError(w, http.StatusMethodNotAllowed, "Method not allowed.")
+	renderError(w, r, http.StatusMethodNotAllowed, "Method not allowed.")
 }
 
 // safeCode keeps an OAuth error code printable and short.
