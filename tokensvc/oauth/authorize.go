@@ -36,11 +36,6 @@ type authRequest struct {
 // RFC 8707, RFC 9207). client_id and redirect_uri are verified first; until
 // both are, errors are shown as a page and never redirected.
 func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *hosts.Host) {
-	if r.Method != http.MethodGet && r.Method != http.MethodPost {
-		w.Header().Set("Allow", "GET, POST")
-		renderError(w, r, http.StatusMethodNotAllowed, "Method not allowed", "The authorization endpoint accepts GET and POST.", "")
-		return
-	}
 	params := r.URL.Query()
 	if r.Method == http.MethodPost {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
@@ -298,11 +293,6 @@ const (
 
 // handleConsent receives the consent form.
 func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request, h *hosts.Host) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		renderError(w, r, http.StatusMethodNotAllowed, "Method not allowed", "The consent form must be submitted with POST.", "")
-		return
-	}
 	ctx := r.Context()
 	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 	if err := r.ParseForm(); err != nil {

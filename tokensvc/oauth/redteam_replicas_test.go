@@ -56,7 +56,7 @@ func newReplicas(t *testing.T, backend string) *replicas {
 		srv := New(cfg, st, fs, WithClock(clock.Now))
 		r := chi.NewRouter()
 		r.Use(reqid.Middleware, hosts.NewTable(cfg).Middleware)
-		srv.Mount(r)
+		routeForTest(r, srv)
 		return &env{t: t, cfg: cfg, clock: clock, sessions: fs, srv: srv, handler: r}, st
 	}
 	a, st := mk()

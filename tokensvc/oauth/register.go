@@ -207,9 +207,6 @@ type registrationResponse struct {
 
 // handleRegister is RFC 7591 dynamic client registration.
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request, h *hosts.Host) {
-	if !allowMethods(w, r, http.MethodPost) {
-		return
-	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		writeOAuthError(w, newError(errInvalidClientMetadata, "the request body must be application/json"))
 		return

@@ -48,7 +48,7 @@ func newSDKEnv(t *testing.T) *sdkEnv {
 	srv := New(cfg, st, fs, WithClock(clock.Now))
 	r := chi.NewRouter()
 	r.Use(reqid.Middleware, hosts.NewTable(cfg).Middleware)
-	srv.Mount(r)
+	routeForTest(r, srv)
 	mcpURL := origin + "/mcp"
 	r.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		tok, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")

@@ -25,19 +25,22 @@ import (
 // fails closed on it).
 const statusBadRequest = "invalid_request"
 
-// handleCheck serves the check API (POST paths.Check). Nothing happens before the filter key
-// is verified. No call leaves the service on this path: no identity provider, no upstream.
+// requireFilterKey answers 401 with nothing else unless the request carries the filter key:
+// on the check API nothing happens before the key is verified.
+func (s *Server) requireFilterKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !secret.Equal(r.Header.Get(checkapi.KeyHeader), s.filterKey) {
+			w.Header().Set("Cache-Control", "no-store")
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// handleCheck serves the check API (POST paths.Check, behind requireFilterKey). No call
+// leaves the service on this path: no identity provider, no upstream.
 func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) {
-	if !secret.Equal(r.Header.Get(checkapi.KeyHeader), s.filterKey) {
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusUnauthorized)
-		return
-	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		s.checkReply(w, http.StatusMethodNotAllowed, &checkapi.Response{Status: statusBadRequest, Error: "invalid_request", ErrorDescription: "use POST"})
-		return
-	}
 	var req checkapi.Request
 	if status, msg := decodeCheck(r.Body, &req); status != 0 {
 		s.checkReply(w, status, &checkapi.Response{Status: statusBadRequest, Error: "invalid_request", ErrorDescription: msg})

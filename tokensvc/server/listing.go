@@ -28,16 +28,7 @@ type RouteListing struct {
 // gateway the user's policy lets them use, and whether the user has connected each one's
 // upstream.
 func (s *Server) handleRoutes(w http.ResponseWriter, r *http.Request) {
-	h, ok := hosts.FromContext(r.Context())
-	if !ok || len(h.ClientRoutes()) == 0 {
-		jsonNotFound(w, r)
-		return
-	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		jsonMethodNotAllowed(w, r)
-		return
-	}
+	h := hosts.MustFromContext(r.Context())
 	token, ok := bearer(r)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer`)

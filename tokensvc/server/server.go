@@ -181,8 +181,8 @@ func (s *Server) build(ctx context.Context, o options) error {
 			policy:   pol,
 		}
 	}
-	s.public = s.buildPublic()
-	s.internal = s.buildInternal()
+	s.public = s.publicRoutes()
+	s.internal = s.internalRoutes()
 	return nil
 }
 

@@ -32,13 +32,6 @@ type idpState struct {
 
 // AuthenticateSignIn serves paths.AuthenticateSignIn on the authenticate host: GET ?state=….
 func (m *Manager) AuthenticateSignIn(w http.ResponseWriter, r *http.Request) {
-	if !m.onAuthn(w, r) {
-		return
-	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		methodNotAllowed(w, r, "GET")
-		return
-	}
 	var req signInRequest
 	if err := m.openState(sealPurposeSignInState, r.URL.Query().Get("state"), &req); err != nil {
 		renderError(w, r, http.StatusBadRequest, "This sign-in link has expired or is not valid. Go back to the application and sign in again.")
@@ -83,13 +76,6 @@ func (m *Manager) AuthenticateSignIn(w http.ResponseWriter, r *http.Request) {
 // Callback serves paths.IdPCallback on the authenticate host (GET, or POST for providers
 // using response_mode=form_post).
 func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
-	if !m.onAuthn(w, r) {
-		return
-	}
-	if r.Method != http.MethodGet && r.Method != http.MethodPost {
-		methodNotAllowed(w, r, "GET, POST")
-		return
-	}
 	if err := r.ParseForm(); err != nil {
 		renderError(w, r, http.StatusBadRequest, "The identity provider's answer could not be read.")
 		return

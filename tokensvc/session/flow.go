@@ -1,5 +1,5 @@
 // Helpers shared by the sign-in steps (signin.go, authenticate.go, handoff.go, signout.go):
-// one-time values, browser binding, host checks and the answers of the flow.
+// one-time values, browser binding, and the answers of the flow.
 
 package session
 
@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcpmesh/gateway/tokensvc/hosts"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 )
@@ -49,25 +48,6 @@ func sameBrowser(r *http.Request, name, want string) bool {
 
 func hashString(v string) string { return base64.RawURLEncoding.EncodeToString(secret.Hash(v)) }
 
-// routeHost returns r's resolved host when it has routes; otherwise it answers 404.
-func routeHost(w http.ResponseWriter, r *http.Request) (*hosts.Host, bool) {
-	h, ok := hosts.FromContext(r.Context())
-	if !ok || len(h.Routes) == 0 {
-		renderError(w, r, http.StatusNotFound, "There is no such page on this host.")
-		return nil, false
-	}
-	return h, true
-}
-
-func (m *Manager) onAuthn(w http.ResponseWriter, r *http.Request) bool {
-	h, ok := hosts.FromContext(r.Context())
-	if !ok || h != m.authn {
-		renderError(w, r, http.StatusNotFound, "There is no such page on this host.")
-		return false
-	}
-	return true
-}
-
 // flowError answers a failed one-time lookup: 400 with message when it is unknown, expired
 // or spent, 500 otherwise.
 func (m *Manager) flowError(w http.ResponseWriter, r *http.Request, err error, message string) {
@@ -87,9 +67,4 @@ func redirect(w http.ResponseWriter, location string) {
 	w.Header().Set("Location", location)
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusSeeOther)
-}
-
-func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
-	w.Header().Set("Allow", allow)
-	renderError(w, r, http.StatusMethodNotAllowed, "Method not allowed.")
 }

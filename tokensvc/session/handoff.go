@@ -12,6 +12,7 @@ import (
 	"net/url"
 
 	"github.com/mcpmesh/gateway/shared/paths"
+	"github.com/mcpmesh/gateway/tokensvc/hosts"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 )
@@ -39,14 +40,7 @@ func (m *Manager) handoff(w http.ResponseWriter, r *http.Request, sessionID stri
 
 // Handoff serves paths.Handoff on route hosts: GET ?code=….
 func (m *Manager) Handoff(w http.ResponseWriter, r *http.Request) {
-	h, ok := routeHost(w, r)
-	if !ok {
-		return
-	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		methodNotAllowed(w, r, "GET")
-		return
-	}
+	h := hosts.MustFromContext(r.Context())
 	// Check, then spend: the code is looked up, its host and browser bindings verified, and
 	// only then consumed, so that a refused attempt (another browser, another host) cannot
 	// burn the code of the browser it was minted for. TakeOneTime keeps it single use.

@@ -24,14 +24,7 @@ type signInRequest struct {
 
 // SignIn serves paths.SignIn on route hosts: GET ?return_to=/path.
 func (m *Manager) SignIn(w http.ResponseWriter, r *http.Request) {
-	h, ok := routeHost(w, r)
-	if !ok {
-		return
-	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		methodNotAllowed(w, r, "GET")
-		return
-	}
+	h := hosts.MustFromContext(r.Context())
 	returnTo := r.URL.Query().Get("return_to")
 	if returnTo == "" {
 		returnTo = "/"
@@ -57,10 +50,7 @@ func (m *Manager) SignIn(w http.ResponseWriter, r *http.Request) {
 // RedirectToSignIn implements oauth.Sessions: it starts a sign-in on r's route host that
 // comes back to returnTo (a path and query on that host).
 func (m *Manager) RedirectToSignIn(w http.ResponseWriter, r *http.Request, returnTo string) {
-	h, ok := routeHost(w, r)
-	if !ok {
-		return
-	}
+	h := hosts.MustFromContext(r.Context())
 	if !ValidReturnTo(returnTo) {
 		renderError(w, r, http.StatusBadRequest, "The page to return to after sign-in is not a path on this host.")
 		return
