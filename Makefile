@@ -43,9 +43,18 @@ fuzz:
 bench: wasm
 	GATEWAY_WASM=$(CURDIR)/$(WASM) $(GO) test -run '^$$' -bench . -benchmem ./...
 
-lint:
-	gofmt -l . | (! grep .)
+## lint: gofmt, go vet and staticcheck, for linux and for the filter's wasip1 build
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(OUT)/tools/staticcheck
+$(STATICCHECK):
+	GOBIN=$(CURDIR)/$(OUT)/tools GOOS= GOARCH= $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+lint: $(STATICCHECK)
+	gofmt -l $$(git ls-files '*.go') | (! grep .)
 	$(GO) vet ./...
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./filter/... ./shared/...
+	$(STATICCHECK) ./...
+	GOOS=wasip1 GOARCH=wasm $(STATICCHECK) ./filter/... ./shared/...
 
 clean:
 	rm -rf $(OUT)

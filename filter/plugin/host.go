@@ -93,6 +93,9 @@ type StreamHost interface {
 type Stream interface {
 	OnRequestHeaders(numHeaders int, endOfStream bool) Action
 	OnRequestBody(bodySize int, endOfStream bool) Action
+	// OnRequestTrailers is called when trailers end the request (no body callback carried the
+	// end of stream). The request must not go on before policy has decided on it.
+	OnRequestTrailers(numTrailers int) Action
 	OnResponseHeaders(numHeaders int, endOfStream bool) Action
 	OnResponseBody(bodySize int, endOfStream bool) Action
 	// OnDone is called once when the stream ends, however it ends.

@@ -8,24 +8,11 @@ import (
 	"github.com/mcpmesh/gateway/filter/plugin/plugintest"
 )
 
-// TestScenarios_Native runs the shared behaviour scenarios against the filter's Go logic;
-// wasmtest runs the same scenarios against the compiled module.
+// TestScenarios_Native runs the behaviour cases that are not attacks against the filter's Go
+// logic, in every Envoy mode; wasmtest/filtertest runs them against filter.wasm.
 func TestScenarios_Native(t *testing.T) {
 	t.Parallel()
-	for _, s := range plugintest.Scenarios() {
-		t.Run(s.Name, func(t *testing.T) {
-			t.Parallel()
-			nf, err := plugintest.NewNativeFilter()
-			if err != nil {
-				t.Fatal(err)
-			}
-			plugintest.Check(t, s, nf.Run(s.Request))
-			nf2, _ := plugintest.NewNativeFilter()
-			t.Run("HeadersStopIteration", func(t *testing.T) {
-				plugintest.Check(t, s, nf2.RunHeadersStopIteration(s.Request))
-			})
-		})
-	}
+	plugintest.RunAll(t, plugintest.Native, plugintest.Scenarios())
 }
 
 func TestCache_SecondRequestWithSameTokenMakesNoCallout(t *testing.T) {
@@ -34,27 +21,21 @@ func TestCache_SecondRequestWithSameTokenMakesNoCallout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := plugintest.Scenarios()
-	var allowed plugintest.Scenario
-	for _, sc := range s {
-		if sc.Name == "AllowedToolIsForwardedWithAssertionAndWithoutTheExternalToken" {
-			allowed = sc
-		}
-	}
-	first := nf.Run(allowed.Request)
-	second := nf.Run(allowed.Request)
+	allowed := plugintest.AllowedToolCall()
+	first := nf.Run(allowed)
+	second := nf.Run(allowed)
 	if first.CheckCalls != 1 || second.CheckCalls != 0 || !second.Forwarded {
 		t.Fatalf("calls %d then %d (forwarded %v), want 1 then 0 and forwarded", first.CheckCalls, second.CheckCalls, second.Forwarded)
 	}
 	// The cache is keyed by route too: the same token on another route calls out again.
-	other := allowed.Request
+	other := allowed
 	other.Authority = "pitfall.example.com"
 	if r := nf.Run(other); r.CheckCalls != 1 {
 		t.Fatalf("other route: calls = %d, want 1", r.CheckCalls)
 	}
 	// After the TTL the bundle is fetched again.
 	nf.Host.Clock = nf.Host.Clock.Add(31e9)
-	if r := nf.Run(allowed.Request); r.CheckCalls != 1 {
+	if r := nf.Run(allowed); r.CheckCalls != 1 {
 		t.Fatalf("after TTL: calls = %d, want 1", r.CheckCalls)
 	}
 	if nf.Host.Counters["mcp_gateway_cache_hit"] != 1 {
@@ -78,11 +59,7 @@ func TestConfigure_BadPolicyNamesTheRoute(t *testing.T) {
 func TestMetrics_CountDecisionsAndReasons(t *testing.T) {
 	t.Parallel()
 	nf, _ := plugintest.NewNativeFilter()
-	for _, s := range plugintest.Scenarios() {
-		if s.Name == "DeniedToolGets403JSONRPCErrorEchoingIDAndRequestID" {
-			nf.Run(s.Request)
-		}
-	}
+	nf.Run(plugintest.DeniedToolCall())
 	if nf.Host.Counters["mcp_gateway_authorize_denied"] != 1 || nf.Host.Counters["mcp_gateway_deny_reason_mcp_tool_unauthorized"] != 1 {
 		t.Fatalf("counters = %v", nf.Host.Counters)
 	}

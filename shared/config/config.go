@@ -18,7 +18,7 @@ type Config struct {
 	// CookieExpiration is the browser session lifetime (default 14h).
 	CookieExpiration Duration `yaml:"cookie_expiration"`
 
-	// Identity provider settings (SPEC "Identity provider settings").
+	// Identity provider settings (docs/configuration.md, "Identity provider").
 	IDPProvider         string            `yaml:"idp_provider"`
 	IDPProviderURL      string            `yaml:"idp_provider_url"`
 	IDPClientID         string            `yaml:"idp_client_id"`
@@ -145,21 +145,19 @@ const (
 // MaxTrustedProxyHops bounds token_service.trusted_proxy_hops.
 const MaxTrustedProxyHops = 10
 
-// DefaultIDPScopes are the scopes requested when idp_scopes is not set (SPEC).
+// DefaultIDPScopes are the scopes requested when idp_scopes is not set (docs/configuration.md).
 var defaultIDPScopes = []string{"openid", "profile", "email", "offline_access"}
 
-// IDPProviders are the allowed values of idp_provider (SPEC).
-var idpProviders = []string{"apple", "auth0", "azure", "cognito", "github", "gitlab", "google", "hosted", "oidc", "okta", "onelogin", "ping"}
-
-// EffectiveIDPScopes returns idp_scopes, or the defaults for the provider (cognito without
-// offline_access).
+// EffectiveIDPScopes returns idp_scopes, or the defaults for the provider (without
+// offline_access where the provider table says so).
 func (c *Config) EffectiveIDPScopes() []string {
 	if len(c.IDPScopes) > 0 {
 		return append([]string(nil), c.IDPScopes...)
 	}
+	p, _ := LookupProvider(c.IDPProvider)
 	out := make([]string, 0, len(defaultIDPScopes))
 	for _, s := range defaultIDPScopes {
-		if c.IDPProvider == "cognito" && s == "offline_access" {
+		if p.NoOfflineAccess && s == "offline_access" {
 			continue
 		}
 		out = append(out, s)
@@ -167,17 +165,14 @@ func (c *Config) EffectiveIDPScopes() []string {
 	return out
 }
 
-// EffectiveIDPRequestParams returns the sign-in request parameters: the provider defaults of
-// SPEC, replaced by idp_request_params when set (an empty map removes them), merged for apple.
+// EffectiveIDPRequestParams returns the sign-in request parameters: the provider's defaults
+// (the provider table), replaced by idp_request_params when set (an empty map removes them),
+// or merged with them where the table says so (apple).
 func (c *Config) EffectiveIDPRequestParams() map[string]string {
-	defaults := map[string]map[string]string{
-		"apple":  {"response_mode": "form_post"},
-		"azure":  {"prompt": "select_account"},
-		"google": {"prompt": "select_account consent"},
-	}[c.IDPProvider]
+	p, _ := LookupProvider(c.IDPProvider)
 	out := map[string]string{}
-	if c.IDPRequestParams == nil || c.IDPProvider == "apple" {
-		for k, v := range defaults {
+	if c.IDPRequestParams == nil || p.MergeRequestParams {
+		for k, v := range p.RequestParams {
 			out[k] = v
 		}
 	}

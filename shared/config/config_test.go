@@ -54,6 +54,8 @@ func TestParse_ErrorsNameTheKey(t *testing.T) {
 		{"mcp without flag", strings.Replace(validBase, "runtime_flags: {mcp: true}", "runtime_flags: {mcp: false}", 1), "routes[0].mcp: requires runtime_flags.mcp: true"},
 		{"both secrets", validBase + "idp_client_secret_file: /etc/x\n", "idp_client_secret_file: set either"},
 		{"bad provider", strings.Replace(validBase, "idp_provider: oidc", "idp_provider: keycloak", 1), "idp_provider: must be one of"},
+		{"provider not available", strings.Replace(validBase, "idp_provider: oidc", "idp_provider: github", 1), "idp_provider: github is not supported yet"},
+		{"hosted provider", strings.Replace(validBase, "idp_provider: oidc", "idp_provider: hosted", 1), "idp_provider: the hosted authenticate service is not available"},
 		{"http non-loopback", strings.Replace(validBase, "https://mcp.example.com/mcp", "http://mcp.example.com/mcp", 1), "routes[0].from: plain http is accepted only for loopback"},
 		{"short secret", strings.Replace(validBase, "ZGVtby1vbmx5LXNoYXJlZC1zZWNyZXQtMzItYnl0ZXM=", "c2hvcnQ=", 1), "shared_secret: want base64 of exactly 32 bytes"},
 		{"auth_style", strings.Replace(validBase, "mcp: {server: {}}", "mcp: {server: {upstream_oauth2: {client_id: a, endpoint: {auth_url: 'https://u/a', token_url: 'https://u/t', auth_style: basic}}}}", 1), "routes[0].mcp.server.upstream_oauth2.endpoint.auth_style: must be header or params"},
@@ -199,5 +201,34 @@ func TestPluginConfig_OrdersRoutesAndDerivesKey(t *testing.T) {
 	}
 	if pc.FilterKey == "" || pc.FilterKey == c.SharedSecret || pc.FilterKey != c.FilterKey() {
 		t.Errorf("filter key %q not derived", pc.FilterKey)
+	}
+}
+
+// TestParse_ProviderTableDecidesWhatIsRequired: a provider whose issuer depends on the tenant
+// needs idp_provider_url (azure among them), one with a well-known issuer does not; what
+// passes validation is what the token service can start with.
+func TestParse_ProviderTableDecidesWhatIsRequired(t *testing.T) {
+	t.Parallel()
+	noURL := strings.Replace(validBase, "idp_provider_url: https://idp.example.com\n", "", 1)
+	for _, name := range ProviderNames() {
+		p, _ := LookupProvider(name)
+		_, err := Parse([]byte(strings.Replace(noURL, "idp_provider: oidc", "idp_provider: "+name, 1)), nil)
+		switch {
+		case p.Unavailable != "":
+			if err == nil || !strings.Contains(err.Error(), "idp_provider: ") {
+				t.Errorf("%s: err = %v, want idp_provider refused", name, err)
+			}
+		case p.Issuer == "":
+			if err == nil || !strings.Contains(err.Error(), `idp_provider_url: is required for idp_provider "`+name+`"`) {
+				t.Errorf("%s without idp_provider_url: err = %v", name, err)
+			}
+		default:
+			if err != nil {
+				t.Errorf("%s without idp_provider_url: %v", name, err)
+			}
+		}
+	}
+	if p, _ := LookupProvider("azure"); p.Issuer != "" {
+		t.Error("azure has a fixed issuer: its issuer depends on the tenant")
 	}
 }

@@ -65,7 +65,7 @@ func Load(path string) (*Config, error) {
 	return Parse(data, os.LookupEnv)
 }
 
-// Parse parses and validates a configuration. env supplies the IDP_* overrides of SPEC.md
+// Parse parses and validates a configuration. env supplies the IDP_* overrides (docs/configuration.md)
 // (and SHARED_SECRET, COOKIE_SECRET, AUTHENTICATE_SERVICE_URL); it may be nil.
 func Parse(data []byte, env LookupEnv) (*Config, error) {
 	var root yaml.Node

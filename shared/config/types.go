@@ -31,7 +31,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
 // StringList is a list of strings written either as a YAML list or as one comma-separated
-// string (SPEC: idp_scopes).
+// string (idp_scopes, docs/configuration.md).
 type StringList []string
 
 // UnmarshalYAML accepts a sequence of strings or a comma-separated string.

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -73,15 +72,16 @@ func (c *Config) Validate() error {
 
 func (c *Config) validateIDP(e *Error) {
 	if c.IDPProvider == "" {
-		e.add("idp_provider", "is required: set it to one of %s (the hosted authenticate service is not available in this gateway)", strings.Join(idpProviders, ", "))
+		e.add("idp_provider", "is required: set it to one of %s (the hosted authenticate service is not available in this gateway)", strings.Join(ProviderNames(), ", "))
 		return
 	}
-	if !slices.Contains(idpProviders, c.IDPProvider) {
-		e.add("idp_provider", "must be one of %s, got %q", strings.Join(idpProviders, ", "), c.IDPProvider)
+	provider, ok := LookupProvider(c.IDPProvider)
+	if !ok {
+		e.add("idp_provider", "must be one of %s, got %q", strings.Join(ProviderNames(), ", "), c.IDPProvider)
 		return
 	}
-	if c.IDPProvider == "hosted" {
-		e.add("idp_provider", "the hosted authenticate service is not available in this gateway; configure your own provider")
+	if provider.Unavailable != "" {
+		e.add("idp_provider", "%s", provider.Unavailable)
 		return
 	}
 	if c.IDPClientID == "" {
@@ -104,14 +104,13 @@ func (c *Config) validateIDP(e *Error) {
 	default:
 		e.add("idp_client_secret", "is required unless idp_client_secret_file is set")
 	}
-	needsURL := map[string]bool{"oidc": true, "okta": true, "onelogin": true, "auth0": true, "ping": true, "cognito": true}
 	switch {
 	case c.IDPProviderURL != "":
 		if strings.HasSuffix(strings.TrimSuffix(c.IDPProviderURL, "/"), "/.well-known/openid-configuration") {
 			e.add("idp_provider_url", "give the base URL, without /.well-known/openid-configuration")
 		}
 		checkPublicURL(e, "idp_provider_url", c.IDPProviderURL, false)
-	case needsURL[c.IDPProvider]:
+	case provider.Issuer == "":
 		e.add("idp_provider_url", "is required for idp_provider %q", c.IDPProvider)
 	}
 	for i, s := range c.IDPScopes {

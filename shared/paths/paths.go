@@ -25,9 +25,9 @@ const (
 	// Consent receives the consent form.
 	Consent = "/.gateway/mcp/consent"
 
-	// Routes lists MCP servers (SPEC "List available MCP servers"), on mcp.client hosts.
+	// Routes lists MCP servers (docs/token-service.md), on mcp.client hosts.
 	Routes = "/.gateway/mcp/routes"
-	// Connect starts upstream OAuth (SPEC "Start upstream OAuth"), on mcp.server hosts.
+	// Connect starts upstream OAuth (docs/token-service.md), on mcp.server hosts.
 	Connect = "/.gateway/mcp/connect"
 	// UpstreamCallback is the redirect URI operators register at an upstream OAuth provider.
 	UpstreamCallback = "/.gateway/mcp/oauth2/callback"

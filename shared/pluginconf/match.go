@@ -24,8 +24,8 @@ const (
 	BadPath
 )
 
-// Table finds the route of a request by authority and path. The filter, the local gateway
-// and the manifest renderer share it, so they agree on which route a request belongs to.
+// Table finds the route of a request by authority and path. The filter and the local gateway
+// share it, so they agree on which route a request belongs to.
 type Table struct {
 	routes []Route
 	byHost map[string][]int // indexes into routes, longest path prefix first

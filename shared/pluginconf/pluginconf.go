@@ -17,7 +17,7 @@ const (
 	KindPlain  = "plain"  // a route without mcp: identity-aware, browser session
 )
 
-// DefaultMaxRequestBytes is the default of mcp.server.max_request_bytes (SPEC: 4 KiB).
+// DefaultMaxRequestBytes is the default of mcp.server.max_request_bytes (4 KiB, docs/configuration.md).
 const DefaultMaxRequestBytes = 4096
 
 // Config is the plugin configuration.

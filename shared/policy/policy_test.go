@@ -142,7 +142,7 @@ func boolStr(b bool) string {
 	return "false"
 }
 
-// SPEC: using mcp_tool only under allow makes non-tool requests fail the allow condition.
+// docs/policy.md: using mcp_tool only under allow makes non-tool requests fail the allow condition.
 func TestEvaluate_MCPToolOnlyUnderAllowBlocksNonToolRequests(t *testing.T) {
 	t.Parallel()
 	p := mustParse(t, `
@@ -165,7 +165,7 @@ allow:
 	if d.Allow || d.AllowWhyFalse != rs(ReasonMCPToolUnauthorized) {
 		t.Errorf("tools/call other: got %s", describe(d))
 	}
-	// The fix SPEC suggests: a separate allow clause for non-tool requests.
+	// The fix docs/policy.md suggests: a separate allow clause for non-tool requests.
 	p = mustParse(t, `
 allow:
   and:

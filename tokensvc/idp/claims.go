@@ -1,12 +1,16 @@
 package idp
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/mcpmesh/gateway/shared/config"
+)
 
 // protocolClaims are left out of Identity.Claims: they describe the token, not the user.
 var protocolClaims = map[string]bool{"nonce": true, "at_hash": true, "c_hash": true}
 
 // identityFrom builds an Identity from merged claims of provider p.
-func identityFrom(claims map[string]any, p Provider) Identity {
+func identityFrom(claims map[string]any, p config.Provider) Identity {
 	id := Identity{Claims: make(map[string]any, len(claims))}
 	for k, v := range claims {
 		if !protocolClaims[k] {
@@ -35,7 +39,7 @@ func identityFrom(claims map[string]any, p Provider) Identity {
 // email_verified is true or "true" in any case (Apple and some Cognito pools send a string);
 // absent, only at a provider that verifies every address and never sends the claim. Any other
 // value (false, "false", another string, a number, null) is not a verification.
-func emailVerified(claims map[string]any, p Provider) bool {
+func emailVerified(claims map[string]any, p config.Provider) bool {
 	v, ok := claims["email_verified"]
 	if !ok {
 		return p.EmailVerifiedWithoutClaim

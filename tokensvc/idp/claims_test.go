@@ -1,17 +1,21 @@
 package idp
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/mcpmesh/gateway/shared/config"
+)
 
 func TestIdentityFrom_EmailTrustedOnlyWhenVerified(t *testing.T) {
 	t.Parallel()
-	requires := Provider{Name: "oidc"}
-	vouches := Provider{Name: "verifies-everything", EmailVerifiedWithoutClaim: true}
+	requires := config.Provider{Name: "oidc"}
+	vouches := config.Provider{Name: "verifies-everything", EmailVerifiedWithoutClaim: true}
 	const addr = "a@example.com"
 	cases := []struct {
 		name     string
 		verified any // nil: claim absent
 		absent   bool
-		provider Provider
+		provider config.Provider
 		want     string
 	}{
 		{"true", true, false, requires, addr},
@@ -48,7 +52,7 @@ func TestIdentityFrom_EmailTrustedOnlyWhenVerified(t *testing.T) {
 func TestProviders_EveryBuiltInRequiresEmailVerified(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"oidc", "google", "gitlab", "apple", "auth0", "azure", "cognito", "okta", "onelogin", "ping"} {
-		p, ok := LookupProvider(name)
+		p, ok := config.LookupProvider(name)
 		if !ok {
 			t.Errorf("%s: not in the provider table", name)
 			continue
@@ -57,7 +61,7 @@ func TestProviders_EveryBuiltInRequiresEmailVerified(t *testing.T) {
 			t.Errorf("%s trusts an address without email_verified", name)
 		}
 	}
-	if _, ok := LookupProvider("github"); ok {
-		t.Error("github is in the table of OpenID Connect providers")
+	if p, _ := config.LookupProvider("github"); p.Unavailable == "" {
+		t.Error("github (not an OpenID Connect provider) is available")
 	}
 }

@@ -16,8 +16,8 @@
 // assertion's email) only when the provider vouches for it: email_verified is JSON true or
 // the string "true" in any case (Apple and some Cognito pools send a string). Any other value
 // drops the address from Identity.Email and Identity.Claims. When the claim is absent the
-// address is dropped too, unless the provider's description (Provider, in the table New
-// reads) says it verifies every address it issues and never sends the claim
+// address is dropped too, unless the provider's entry in the provider table (config.Provider,
+// which New reads) says it verifies every address it issues and never sends the claim
 // (EmailVerifiedWithoutClaim). No built-in provider says so: the generic oidc provider,
 // google, gitlab, apple, auth0, cognito, okta, onelogin and ping send the claim, and azure
 // (Entra ID) does not send it and may issue addresses nobody verified. The address and its

@@ -49,7 +49,7 @@ type Identity struct {
 	Subject string
 	// Email is set only when the provider vouches for the address: email_verified is true
 	// (or the string "true", any case), or the claim is absent at a provider whose
-	// Provider.EmailVerifiedWithoutClaim is set. Otherwise it is empty and the "email"
+	// config.Provider.EmailVerifiedWithoutClaim is set. Otherwise it is empty and the "email"
 	// claim is dropped from Claims.
 	Email  string
 	Name   string
@@ -65,48 +65,6 @@ type Tokens struct {
 	RefreshToken string    `json:"refresh_token,omitempty"`
 	IDToken      string    `json:"id_token,omitempty"`
 	Expiry       time.Time `json:"expiry,omitzero"`
-}
-
-// Provider describes an identity provider idp_provider can name.
-type Provider struct {
-	// Name is the idp_provider value.
-	Name string
-	// Issuer is the well-known issuer used when idp_provider_url is empty; empty means
-	// idp_provider_url is required.
-	Issuer string
-	// EmailVerifiedWithoutClaim says the provider verifies every address it issues and
-	// never sends email_verified, so an address without the claim is trusted. When false
-	// (the default, and always for the generic oidc provider) an address is trusted only
-	// with email_verified: true.
-	EmailVerifiedWithoutClaim bool
-}
-
-// providers is the table of OpenID Connect providers New accepts. Every one of them sends
-// email_verified (Apple and some Cognito pools as a string) or, like Entra ID (azure), may
-// issue addresses nobody verified, so none trusts an address without the claim.
-func providers() []Provider {
-	return []Provider{
-		{Name: "oidc"},
-		{Name: "google", Issuer: "https://accounts.google.com"},
-		{Name: "gitlab", Issuer: "https://gitlab.com"},
-		{Name: "apple", Issuer: "https://appleid.apple.com"},
-		{Name: "auth0"},
-		{Name: "azure"},
-		{Name: "cognito"},
-		{Name: "okta"},
-		{Name: "onelogin"},
-		{Name: "ping"},
-	}
-}
-
-// LookupProvider returns the description of idp_provider name.
-func LookupProvider(name string) (Provider, bool) {
-	for _, p := range providers() {
-		if p.Name == name {
-			return p, true
-		}
-	}
-	return Provider{}, false
 }
 
 // Option configures a connector made by New.
@@ -144,17 +102,16 @@ func New(ctx context.Context, cfg *config.Config, client *http.Client, opts ...O
 	for _, opt := range opts {
 		opt(&o)
 	}
-	issuer := cfg.IDPProviderURL
-	switch cfg.IDPProvider {
-	case "github":
-		return nil, errors.New("idp_provider: github is not supported yet (it is not an OpenID Connect provider); use oidc with an OpenID Connect provider")
-	case "hosted", "":
-		return nil, fmt.Errorf("idp_provider: %q is not available in this gateway; configure your own provider", cfg.IDPProvider)
-	}
-	provider, ok := LookupProvider(cfg.IDPProvider)
-	if !ok {
+	// The provider table is config's: validation has refused what is not in it, or not
+	// available; New refuses the same for a configuration that skipped validation.
+	provider, ok := config.LookupProvider(cfg.IDPProvider)
+	switch {
+	case !ok:
 		return nil, fmt.Errorf("idp_provider: unknown provider %q", cfg.IDPProvider)
+	case provider.Unavailable != "":
+		return nil, errors.New("idp_provider: " + provider.Unavailable)
 	}
+	issuer := cfg.IDPProviderURL
 	if issuer == "" {
 		if provider.Issuer == "" {
 			return nil, fmt.Errorf("idp_provider_url: is required for idp_provider %q", cfg.IDPProvider)

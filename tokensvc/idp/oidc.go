@@ -21,7 +21,7 @@ import (
 // OIDC is a Connector for an OpenID Connect provider.
 type OIDC struct {
 	issuer       string
-	provider     Provider
+	provider     config.Provider
 	clientID     string
 	clientSecret string
 	redirectURL  string
@@ -46,7 +46,7 @@ type discovered struct {
 
 var _ Connector = (*OIDC)(nil)
 
-func newOIDC(issuer string, provider Provider, cfg *config.Config, client *http.Client, o options) *OIDC {
+func newOIDC(issuer string, provider config.Provider, cfg *config.Config, client *http.Client, o options) *OIDC {
 	return &OIDC{
 		issuer:       strings.TrimSuffix(issuer, "/"),
 		provider:     provider,

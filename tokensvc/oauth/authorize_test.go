@@ -360,16 +360,32 @@ func TestAuthorize_LoopbackPortMayVaryOnlyOnLoopback(t *testing.T) {
 	}
 }
 
+// TestAuthorize_ResourceIsNormalised: spellings of one resource (a trailing slash, upper-case
+// host, the default port) bind the grant to the route's own resource, and the origin to the
+// origin: the code the client redeems carries the normalised value.
 func TestAuthorize_ResourceIsNormalised(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	c := e.register(nil)
 	sess := e.newSession("alice")
-	for _, res := range []string{resMain + "/", "https://MCP.example.com:443/mcp", issuer} {
+	for _, tc := range []struct{ res, want string }{
+		{resMain + "/", resMain},
+		{"https://MCP.example.com:443/mcp", resMain},
+		{issuer, issuer},
+		{"https://MCP.example.com:443", issuer},
+	} {
 		_, challenge := pkce()
 		p := authParams(c, challenge)
-		p.Set("resource", res)
-		consentHandle(t, e.get(issuer+paths.Authorize+"?"+p.Encode(), sess.ID))
+		p.Set("resource", tc.res)
+		handle := consentHandle(t, e.get(issuer+paths.Authorize+"?"+p.Encode(), sess.ID))
+		code := location(t, e.answerConsent(issuer, sess.ID, handle, actionApprove)).Query().Get("code")
+		ac, err := e.st.TakeAuthCode(context.Background(), secret.Hash(code), e.clock.Now())
+		if err != nil {
+			t.Fatalf("%s: %v", tc.res, err)
+		}
+		if ac.Resource != tc.want {
+			t.Errorf("resource %q bound the code to %q, want %q", tc.res, ac.Resource, tc.want)
+		}
 	}
 }
 

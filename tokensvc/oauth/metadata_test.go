@@ -155,10 +155,14 @@ func TestMetadata_UnknownWellKnownSubpathIs404JSON(t *testing.T) {
 func TestMetadata_MethodNotAllowed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	req := httptest.NewRequest(http.MethodPost, issuer+paths.AuthorizationServerMetadata, nil)
-	rec := e.do(req)
-	if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") == "" {
-		t.Fatalf("status %d Allow %q", rec.Code, rec.Header().Get("Allow"))
+	for _, p := range []string{paths.AuthorizationServerMetadata, paths.ProtectedResourceMetadata + "/mcp"} {
+		for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
+			rec := e.do(httptest.NewRequest(m, issuer+p, nil))
+			if rec.Code != http.StatusMethodNotAllowed || !strings.Contains(rec.Header().Get("Allow"), http.MethodGet) ||
+				rec.Header().Get("Content-Type") != "application/json" {
+				t.Errorf("%s %s: status %d Allow %q Content-Type %q", m, p, rec.Code, rec.Header().Get("Allow"), rec.Header().Get("Content-Type"))
+			}
+		}
 	}
 }
 

@@ -257,13 +257,20 @@ func TestNew_OpensConfiguredSQLiteStore(t *testing.T) {
 	}
 }
 
+// TestNew_UnsupportedProviderFails: a provider the gateway cannot sign in with is refused by
+// the configuration's validation (the key named, exit 2), and by New for a configuration that
+// skipped it.
 func TestNew_UnsupportedProviderFails(t *testing.T) {
 	t.Parallel()
 	y := strings.Replace(testConfigYAML, "idp_provider: oidc", "idp_provider: github", 1)
-	cfg, err := config.Parse([]byte(y), nil)
+	if _, err := config.Parse([]byte(y), nil); err == nil || !strings.Contains(err.Error(), "idp_provider: github is not supported yet") {
+		t.Fatalf("config.Parse: err = %v", err)
+	}
+	cfg, err := config.Parse([]byte(testConfigYAML), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.IDPProvider = "github"
 	if _, err := New(context.Background(), cfg, WithLogger(slog.New(slog.DiscardHandler))); err == nil || !strings.Contains(err.Error(), "github is not supported yet") {
 		t.Fatalf("err = %v", err)
 	}

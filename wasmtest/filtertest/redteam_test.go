@@ -2,7 +2,6 @@ package filtertest
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,65 +11,14 @@ import (
 	"github.com/mcpmesh/gateway/wasmtest/wasmbuild"
 )
 
-func newRedTeamHost(ctx context.Context, t *testing.T, check *CheckServer, adjust func(*host.Options)) *host.Host {
+func newHost(ctx context.Context, t *testing.T, check *CheckServer, adjust func(*host.Options)) *host.Host {
 	t.Helper()
-	h, err := NewHost(ctx, wasmbuild.Module(t), nil, func(o *host.Options) {
-		o.PluginConfig = plugintest.RedTeamConfig()
-		o.Clusters = map[string]host.Cluster{plugintest.Cluster: {Handler: check}}
-		if adjust != nil {
-			adjust(o)
-		}
-	})
+	h, err := NewHost(ctx, wasmbuild.Module(t), check, adjust)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
 	return h
-}
-
-// TestRedTeam_Wasm runs the red-team attacks against the real filter.wasm, in Envoy's default
-// mode and with allow_on_headers_stop_iteration.
-func TestRedTeam_Wasm(t *testing.T) {
-	for _, mode := range []struct {
-		name   string
-		adjust func(*host.Options)
-	}{
-		{"EnvoyDefault", nil},
-		{"HeadersStopIteration", func(o *host.Options) { o.AllowOnHeadersStopIteration = true }},
-	} {
-		t.Run(mode.name, func(t *testing.T) {
-			for _, c := range plugintest.RedTeamCases() {
-				t.Run(c.Name, func(t *testing.T) {
-					plugintest.CheckRedTeam(t, c, runRedTeamCase(t, c, mode.adjust))
-				})
-			}
-		})
-	}
-}
-
-func runRedTeamCase(t *testing.T, c plugintest.RedTeamCase, adjust func(*host.Options)) plugintest.RedTeamResult {
-	t.Helper()
-	ctx := context.Background()
-	check := &CheckServer{}
-	h := newRedTeamHost(ctx, t, check, adjust)
-	session := ""
-	for _, b := range c.Before {
-		r, err := runCase(ctx, h, check, b, nil, c.BeforeResponse)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if id, ok := r.ClientResponse["mcp-session-id"]; ok {
-			session = id
-		}
-	}
-	if c.Answer != nil {
-		check.answer.Store(&c.Answer)
-	}
-	r, err := runCase(ctx, h, check, plugintest.WithSession(c.Request, session), c.Trailers, c.Response)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }
 
 // TestRedTeam_WasmSlowTokenServiceFailsClosed: a token service that answers after
@@ -80,12 +28,12 @@ func TestRedTeam_WasmSlowTokenServiceFailsClosed(t *testing.T) {
 	ctx := context.Background()
 	check := &CheckServer{}
 	check.delay.Store(int64(1500 * time.Millisecond))
-	h := newRedTeamHost(ctx, t, check, nil)
+	h := newHost(ctx, t, check, nil)
 	req := plugintest.Request{Method: "POST", Authority: "mcp.example.com", Path: "/mcp",
 		Headers: [][2]string{{"content-type", "application/json"}, {"authorization", "Bearer " + plugintest.TokenAlice}},
 		Chunks:  []string{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`}}
 	start := time.Now()
-	r, err := RunCase(ctx, h, check, req, nil)
+	r, err := Run(ctx, h, check, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +42,7 @@ func TestRedTeam_WasmSlowTokenServiceFailsClosed(t *testing.T) {
 	}
 	time.Sleep(1200 * time.Millisecond) // the late answer arrives (and must be dropped)
 	check.delay.Store(0)
-	r, err = RunCase(ctx, h, check, req, nil)
+	r, err = Run(ctx, h, check, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,12 +57,12 @@ func TestRedTeam_WasmConcurrentCallsKeepTheirOwnDecision(t *testing.T) {
 	ctx := context.Background()
 	check := &CheckServer{}
 	check.delay.Store(int64(50 * time.Millisecond))
-	h := newRedTeamHost(ctx, t, check, func(o *host.Options) { o.Workers = 1 })
+	h := newHost(ctx, t, check, func(o *host.Options) { o.Workers = 1 })
 	deny := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete_everything"}}`
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	type out struct {
 		who string
-		r   plugintest.RedTeamResult
+		r   plugintest.Result
 		err error
 	}
 	results := make(chan out, 40)
@@ -127,7 +75,7 @@ func TestRedTeam_WasmConcurrentCallsKeepTheirOwnDecision(t *testing.T) {
 			go func() {
 				req := plugintest.Request{Method: "POST", Authority: "mcp.example.com", Path: "/mcp",
 					Headers: [][2]string{{"content-type", "application/json"}, {"authorization", "Bearer " + who}}, Chunks: []string{body}}
-				r, err := RunCase(ctx, h, check, req, nil)
+				r, err := Run(ctx, h, check, req)
 				if body == deny {
 					who += "/deny"
 				}
@@ -148,66 +96,5 @@ func TestRedTeam_WasmConcurrentCallsKeepTheirOwnDecision(t *testing.T) {
 		if o.r.Forwarded && !strings.HasPrefix(o.r.Upstream["x-gateway-assertion"], plugintest.AssertionForPrefix) {
 			t.Errorf("%s: assertion %q", o.who, o.r.Upstream["x-gateway-assertion"])
 		}
-	}
-}
-
-// TestRedTeam_WasmUpstreamResponseCannotRedirectOAuthOrFixASession: what a compromised MCP
-// server answers must not send the MCP client to another authorization server (a 401 with its
-// own resource_metadata) nor plant the gateway's session cookie in the browser.
-func TestRedTeam_WasmUpstreamResponseCannotRedirectOAuthOrFixASession(t *testing.T) {
-	cases := []struct {
-		name string
-		resp host.Headers
-		bad  func(host.Headers) bool
-	}{
-		{
-			name: "401WithForeignResourceMetadata",
-			resp: host.Headers{{Name: ":status", Value: "401"}, {Name: "www-authenticate", Value: `Bearer resource_metadata="https://evil.example/.well-known/oauth-protected-resource"`}},
-			bad: func(h host.Headers) bool {
-				return strings.Contains(h.Value("www-authenticate"), "evil.example")
-			},
-		},
-		{
-			name: "SetCookieOfTheGatewaySession",
-			resp: host.Headers{{Name: ":status", Value: "200"}, {Name: "set-cookie", Value: "_gateway_session=attacker-session; Path=/; HttpOnly"}},
-			bad: func(h host.Headers) bool {
-				for _, v := range h.Values("set-cookie") {
-					if strings.HasPrefix(strings.TrimSpace(v), "_gateway_") {
-						return true
-					}
-				}
-				return false
-			},
-		},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			ctx := context.Background()
-			check := &CheckServer{}
-			h := newRedTeamHost(ctx, t, check, nil)
-			st, err := h.NewStream(ctx, host.StreamInfo{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
-			r, err := st.SendRequest(ctx, host.Headers{{Name: ":method", Value: "POST"}, {Name: ":path", Value: "/mcp"}, {Name: ":authority", Value: "mcp.example.com"},
-				{Name: ":scheme", Value: "https"}, {Name: "content-type", Value: "application/json"}, {Name: "authorization", Value: "Bearer " + plugintest.TokenAlice},
-				{Name: "content-length", Value: strconv.Itoa(len(body))}}, []byte(body))
-			if err != nil || r.Reply != nil || !r.EndOfStream {
-				t.Fatalf("request not forwarded: %v %+v", err, r.Reply)
-			}
-			resp, err := st.SendResponse(ctx, c.resp, []byte(`{}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := resp.Headers
-			if resp.Reply != nil {
-				out = append(host.Headers{{Name: ":status", Value: strconv.Itoa(resp.Reply.Status)}}, resp.Reply.Headers...)
-			}
-			if c.bad(out) {
-				t.Fatalf("the client receives %v", out)
-			}
-		})
 	}
 }

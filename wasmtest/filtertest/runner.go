@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/mcpmesh/gateway/filter/plugin/plugintest"
@@ -43,20 +44,57 @@ func (c *CheckServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, a.Body)
 }
 
-// RunCase sends one request through h, as Envoy's connection manager would, trailers
-// included, and reports what the client, the upstream and the log saw.
-func RunCase(ctx context.Context, h *host.Host, check *CheckServer, req plugintest.Request, trailers [][2]string) (plugintest.RedTeamResult, error) {
-	return runCase(ctx, h, check, req, trailers, nil)
+// Wasm returns the Runner of filter.wasm (module m): each case on a host of its own, the
+// Mode set with host.Options.AllowOnHeadersStopIteration, check calls answered by a
+// CheckServer.
+func Wasm(m *host.Module) plugintest.Runner {
+	return func(t testing.TB, c plugintest.Case, mode plugintest.Mode) plugintest.Result {
+		t.Helper()
+		ctx := context.Background()
+		check := &CheckServer{}
+		h, err := NewHost(ctx, m, check, func(o *host.Options) { o.AllowOnHeadersStopIteration = mode.HeadersStop })
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		session := ""
+		for _, b := range c.Before {
+			r, err := send(ctx, h, check, plugintest.Case{Request: b, Response: c.BeforeResponse})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if id, ok := r.ClientResponse.Get("mcp-session-id"); ok {
+				session = id
+			}
+		}
+		if c.Answer != nil {
+			check.answer.Store(&c.Answer)
+		}
+		c.Request = plugintest.WithSession(c.Request, session)
+		r, err := send(ctx, h, check, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
 }
 
-// runCase is RunCase; when the request is forwarded and response is set, the upstream then
-// answers with the response headers, and the result holds those the client receives.
-func runCase(ctx context.Context, h *host.Host, check *CheckServer, req plugintest.Request, trailers, response [][2]string) (plugintest.RedTeamResult, error) {
+// Run sends one request through h, as Envoy's connection manager would, and reports what the
+// client, the upstream and the log saw.
+func Run(ctx context.Context, h *host.Host, check *CheckServer, req plugintest.Request) (plugintest.Result, error) {
+	return send(ctx, h, check, plugintest.Case{Request: req})
+}
+
+// send sends c.Request through h with c's trailers; when the request is forwarded and
+// c.Response is set, the upstream then answers with those response headers, and the result
+// holds those the client receives. Check calls are answered as check is set to.
+func send(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Case) (plugintest.Result, error) {
+	req, trailers, response := c.Request, c.Trailers, c.Response
 	callsBefore := check.Calls.Load()
 	logsBefore := len(h.GuestLogs(host.LogTrace))
 	st, err := h.NewStream(ctx, host.StreamInfo{})
 	if err != nil {
-		return plugintest.RedTeamResult{}, err
+		return plugintest.Result{}, err
 	}
 	defer st.Close()
 	hdrs := host.Headers{{Name: ":method", Value: req.Method}, {Name: ":path", Value: req.Path}, {Name: ":authority", Value: req.Authority}, {Name: ":scheme", Value: "https"}, {Name: "x-request-id", Value: plugintest.RequestID}}
@@ -70,7 +108,7 @@ func runCase(ctx context.Context, h *host.Host, check *CheckServer, req pluginte
 	for _, kv := range req.Headers {
 		hdrs = append(hdrs, host.Header{Name: kv[0], Value: kv[1]})
 	}
-	var res plugintest.RedTeamResult
+	var res plugintest.Result
 	var released host.Headers
 	eosReleased := false
 	step := func(r host.Result, err error) (bool, error) {
@@ -131,15 +169,15 @@ func runCase(ctx context.Context, h *host.Host, check *CheckServer, req pluginte
 		if r.Reply != nil {
 			out = append(host.Headers{{Name: ":status", Value: strconv.Itoa(r.Reply.Status)}}, r.Reply.Headers...)
 		}
-		res.ClientResponse = map[string]string{}
+		res.ClientResponse = plugintest.Headers{}
 		for _, h := range out {
-			res.ClientResponse[h.Name] = h.Value
+			res.ClientResponse = append(res.ClientResponse, [2]string{h.Name, h.Value})
 		}
 	}
 	return res, nil
 }
 
-// NewHost starts a host running m with the scenarios' configuration and check server.
+// NewHost starts a host running m with plugintest.Config and check as the token service.
 func NewHost(ctx context.Context, m *host.Module, check *CheckServer, adjust func(*host.Options)) (*host.Host, error) {
 	o := host.Options{
 		Workers:      1,
@@ -150,10 +188,4 @@ func NewHost(ctx context.Context, m *host.Module, check *CheckServer, adjust fun
 		adjust(&o)
 	}
 	return host.New(ctx, m, o)
-}
-
-// Run sends one scenario request through the host.
-func Run(ctx context.Context, h *host.Host, check *CheckServer, req plugintest.Request) (plugintest.Result, error) {
-	r, err := RunCase(ctx, h, check, req, nil)
-	return r.Result, err
 }

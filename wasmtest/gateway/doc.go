@@ -4,8 +4,9 @@
 // forwards everything else to the route's `to` URL, streaming the response back through the
 // filter chunk by chunk so that SSE keeps flowing.
 //
-// It is the host for development, demos, CI and benchmarks; production runs the same module
-// in Envoy or Istio. Bodies stream both ways through the filter (wasmtest/host's Handler); the
+// It is the quick start's host (make run) and CI's (the end-to-end tests), and the host of
+// development and benchmarks — never a production component: production runs the same module
+// in Envoy or Istio. It lives under wasmtest/ for that reason. Bodies stream both ways through the filter (wasmtest/host's Handler); the
 // from path prefix is replaced by the to path and the Host by the upstream's (Envoy's
 // prefix_rewrite and auto_host_rewrite). Only plain-http loopback routes are served: TLS
 // belongs to the mesh.

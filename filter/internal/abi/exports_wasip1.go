@@ -52,8 +52,10 @@ func proxyOnConfigure(rootID uint32, configSize int32) bool {
 	return theVM.configure(rootID, configSize)
 }
 
+// proxy_on_tick is part of the ABI; the plugin sets no tick period, so it does nothing.
+//
 //go:wasmexport proxy_on_tick
-func proxyOnTick(rootID uint32) { theVM.tick(rootID) }
+func proxyOnTick(rootID uint32) {}
 
 //go:wasmexport proxy_on_request_headers
 func proxyOnRequestHeaders(contextID uint32, numHeaders int32, endOfStream bool) plugin.Action {

@@ -32,8 +32,6 @@ type fakeHost struct {
 	metricTypes map[uint32]MetricType
 	counters    map[uint32]int64
 
-	shared map[string]sharedValue
-
 	// fail forces a status for a host call named as in proxyHost ("replaceHeaderMapValue").
 	fail map[string]Status
 }
@@ -58,11 +56,6 @@ type dispatched struct {
 	id      uint32
 }
 
-type sharedValue struct {
-	v   []byte
-	cas uint32
-}
-
 func newFakeHost() *fakeHost {
 	return &fakeHost{
 		maps:        map[MapType][]plugin.Header{},
@@ -73,7 +66,6 @@ func newFakeHost() *fakeHost {
 		metrics:     map[string]uint32{},
 		metricTypes: map[uint32]MetricType{},
 		counters:    map[uint32]int64{},
-		shared:      map[string]sharedValue{},
 		fail:        map[string]Status{},
 	}
 }
@@ -113,9 +105,6 @@ func (f *fakeHost) getLogLevel() (uint32, Status) {
 	return uint32(plugin.LogDebug), StatusOK
 }
 
-func (f *fakeHost) setTickPeriod(uint32) Status { return StatusOK }
-func (f *fakeHost) done() Status                { return StatusOK }
-
 func (f *fakeHost) setEffectiveContext(id uint32) Status {
 	if st, ok := f.failed("setEffectiveContext"); ok {
 		return st
@@ -143,15 +132,6 @@ func (f *fakeHost) getBufferBytes(t BufferType, start, maxSize uint32) ([]byte, 
 	return append([]byte(nil), b...), StatusOK
 }
 
-func (f *fakeHost) getBufferStatus(t BufferType) (uint32, Status) {
-	return uint32(len(f.buffers[t])), StatusOK
-}
-
-func (f *fakeHost) setBufferBytes(t BufferType, start, size uint32, data []byte) Status {
-	f.buffers[t] = append([]byte(nil), data...)
-	return StatusOK
-}
-
 func (f *fakeHost) getHeaderMapPairs(m MapType) ([]byte, Status) {
 	if st, ok := f.failed("getHeaderMapPairs"); ok {
 		return nil, st
@@ -160,19 +140,6 @@ func (f *fakeHost) getHeaderMapPairs(m MapType) ([]byte, Status) {
 		return raw, StatusOK
 	}
 	return AppendHeaderMap(nil, f.maps[m]), StatusOK
-}
-
-func (f *fakeHost) setHeaderMapPairs(m MapType, serialized []byte) Status {
-	hs, err := ParseHeaderMap(serialized)
-	if err != nil {
-		return StatusBadArgument
-	}
-	f.maps[m] = hs
-	return StatusOK
-}
-
-func (f *fakeHost) getHeaderMapSize(m MapType) (uint32, Status) {
-	return uint32(len(AppendHeaderMap(nil, f.maps[m]))), StatusOK
 }
 
 func (f *fakeHost) getHeaderMapValue(m MapType, key string) (string, Status) {
@@ -223,8 +190,6 @@ func (f *fakeHost) closeStream(s StreamType) Status {
 	return StatusOK
 }
 
-func (f *fakeHost) getStatus() (uint32, []byte, Status) { return 0, nil, StatusOK }
-
 func (f *fakeHost) sendLocalResponse(status uint32, details string, body, headers []byte, grpcStatus int32) Status {
 	if st, ok := f.failed("sendLocalResponse"); ok {
 		return st
@@ -251,23 +216,6 @@ func (f *fakeHost) httpCall(cluster string, headers, body, trailers []byte, time
 	return id, StatusOK
 }
 
-func (f *fakeHost) getSharedData(key string) ([]byte, uint32, Status) {
-	v, ok := f.shared[key]
-	if !ok {
-		return nil, 0, StatusNotFound
-	}
-	return v.v, v.cas, StatusOK
-}
-
-func (f *fakeHost) setSharedData(key string, value []byte, cas uint32) Status {
-	cur := f.shared[key]
-	if cas != 0 && cas != cur.cas {
-		return StatusCASMismatch
-	}
-	f.shared[key] = sharedValue{v: value, cas: cur.cas + 1}
-	return StatusOK
-}
-
 func (f *fakeHost) defineMetric(t MetricType, name string) (uint32, Status) {
 	if id, ok := f.metrics[name]; ok {
 		return id, StatusOK
@@ -283,24 +231,12 @@ func (f *fakeHost) incrementMetric(id uint32, delta int64) Status {
 	return StatusOK
 }
 
-func (f *fakeHost) recordMetric(id uint32, value uint64) Status {
-	f.counters[id] = int64(value)
-	return StatusOK
-}
-
-func (f *fakeHost) getMetric(id uint32) (uint64, Status) { return uint64(f.counters[id]), StatusOK }
-
 func (f *fakeHost) getProperty(path []byte) ([]byte, Status) {
 	v, ok := f.props[string(path)]
 	if !ok {
 		return nil, StatusNotFound
 	}
 	return v, StatusOK
-}
-
-func (f *fakeHost) setProperty(path, value []byte) Status {
-	f.props[string(path)] = value
-	return StatusOK
 }
 
 // fixedNow is the clock of every test VM.
@@ -315,7 +251,6 @@ type testRoot struct {
 	streams   []*testStream
 	// stream configures each new stream before it is returned.
 	stream func(*testStream)
-	ticks  int
 }
 
 func (r *testRoot) Configure(config []byte) error {
@@ -338,8 +273,6 @@ func (r *testRoot) NewStream(h plugin.StreamHost) plugin.Stream {
 	return s
 }
 
-func (r *testRoot) OnTick() { r.ticks++ }
-
 // testStream runs the function set for a callback, or continues.
 type testStream struct {
 	h                 plugin.StreamHost
@@ -347,7 +280,8 @@ type testStream struct {
 	reqBody           func(h plugin.StreamHost, size int) plugin.Action
 	respHeaders       func(h plugin.StreamHost) plugin.Action
 	respBody          func(h plugin.StreamHost) plugin.Action
-	calls             int // callbacks the plugin saw, OnDone excluded
+	calls             int // header and body callbacks the plugin saw
+	trailers          int // OnRequestTrailers calls
 	done              int
 	responseCallbacks int
 }
@@ -370,6 +304,11 @@ func (s *testStream) OnRequestBody(size int, _ bool) plugin.Action {
 		return plugin.Continue
 	}
 	return s.reqBody(s.h, size)
+}
+
+func (s *testStream) OnRequestTrailers(int) plugin.Action {
+	s.trailers++
+	return plugin.Continue
 }
 
 func (s *testStream) OnResponseHeaders(int, bool) plugin.Action {

@@ -1,7 +1,7 @@
 package abi
 
 // proxyHost is the proxy-wasm host as the rest of the package sees it: one Go method per host
-// call, with Go types instead of pointers and lengths. The wasip1 build implements it with
+// call the filter makes, with Go types instead of pointers and lengths. The wasip1 build implements it with
 // //go:wasmimport functions (imports_wasip1.go); tests implement it natively.
 //
 // Methods returning bytes return memory the host allocated through proxy_on_memory_allocate;
@@ -9,17 +9,11 @@ package abi
 type proxyHost interface {
 	log(level uint32, msg string) Status
 	getLogLevel() (uint32, Status)
-	setTickPeriod(millis uint32) Status
-	done() Status
 	setEffectiveContext(contextID uint32) Status
 
 	getBufferBytes(t BufferType, start, maxSize uint32) ([]byte, Status)
-	getBufferStatus(t BufferType) (uint32, Status)
-	setBufferBytes(t BufferType, start, size uint32, data []byte) Status
 
 	getHeaderMapPairs(m MapType) ([]byte, Status)
-	setHeaderMapPairs(m MapType, serialized []byte) Status
-	getHeaderMapSize(m MapType) (uint32, Status)
 	getHeaderMapValue(m MapType, key string) (string, Status)
 	addHeaderMapValue(m MapType, key, value string) Status
 	replaceHeaderMapValue(m MapType, key, value string) Status
@@ -27,18 +21,11 @@ type proxyHost interface {
 
 	continueStream(s StreamType) Status
 	closeStream(s StreamType) Status
-	getStatus() (code uint32, msg []byte, st Status)
 	sendLocalResponse(status uint32, details string, body, headers []byte, grpcStatus int32) Status
 	httpCall(cluster string, headers, body, trailers []byte, timeoutMillis uint32) (uint32, Status)
 
-	getSharedData(key string) (value []byte, cas uint32, st Status)
-	setSharedData(key string, value []byte, cas uint32) Status
-
 	defineMetric(t MetricType, name string) (uint32, Status)
 	incrementMetric(id uint32, delta int64) Status
-	recordMetric(id uint32, value uint64) Status
-	getMetric(id uint32) (uint64, Status)
 
 	getProperty(path []byte) ([]byte, Status)
-	setProperty(path, value []byte) Status
 }

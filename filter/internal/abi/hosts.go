@@ -46,32 +46,16 @@ func (r *RootHost) Now() time.Time { return r.now() }
 
 // DefineCounter defines (or finds) a counter metric named name and returns its id.
 func (r *RootHost) DefineCounter(name string) (uint32, error) {
-	return r.DefineMetric(MetricCounter, name)
-}
-
-// IncrementCounter adds delta to the counter id. Failures are ignored: a metric must never
-// change how a request is handled.
-func (r *RootHost) IncrementCounter(id uint32, delta int64) { r.h.incrementMetric(id, delta) }
-
-// DefineMetric defines (or finds) a metric of type t named name and returns its id.
-func (r *RootHost) DefineMetric(t MetricType, name string) (uint32, error) {
-	id, st := r.h.defineMetric(t, name)
+	id, st := r.h.defineMetric(MetricCounter, name)
 	if err := wrap("define metric "+name, st); err != nil {
 		return 0, err
 	}
 	return id, nil
 }
 
-// RecordMetric sets a gauge or records a histogram value.
-func (r *RootHost) RecordMetric(id uint32, value uint64) error {
-	return wrap("record metric", r.h.recordMetric(id, value))
-}
-
-// Metric returns the current value of metric id.
-func (r *RootHost) Metric(id uint32) (uint64, error) {
-	v, st := r.h.getMetric(id)
-	return v, wrap("get metric", st)
-}
+// IncrementCounter adds delta to the counter id. Failures are ignored: a metric must never
+// change how a request is handled.
+func (r *RootHost) IncrementCounter(id uint32, delta int64) { r.h.incrementMetric(id, delta) }
 
 // LogLevel returns the proxy's current log level for this plugin, or LogInfo if the host
 // cannot say.
@@ -83,32 +67,6 @@ func (r *RootHost) LogLevel() plugin.LogLevel {
 	return plugin.LogLevel(l)
 }
 
-// SetTickPeriod asks the host to call proxy_on_tick on this root context every d (0 stops it).
-// Call it from a root-context callback such as Configure.
-func (r *RootHost) SetTickPeriod(d time.Duration) error {
-	ms := d.Milliseconds()
-	if ms < 0 || ms > int64(^uint32(0)) {
-		return &opError{op: "set tick period", err: StatusBadArgument}
-	}
-	return wrap("set tick period", r.h.setTickPeriod(uint32(ms)))
-}
-
-// SharedData returns the value stored under key in the host's shared data (visible to every
-// VM of the plugin) and its compare-and-swap token. A missing key is StatusNotFound.
-func (r *RootHost) SharedData(key string) ([]byte, uint32, error) {
-	v, cas, st := r.h.getSharedData(key)
-	if err := wrap("get shared data", st); err != nil {
-		return nil, 0, err
-	}
-	return v, cas, nil
-}
-
-// SetSharedData stores value under key. A non-zero cas makes the write conditional on the
-// token SharedData returned; a lost race is StatusCASMismatch.
-func (r *RootHost) SetSharedData(key string, value []byte, cas uint32) error {
-	return wrap("set shared data", r.h.setSharedData(key, value, cas))
-}
-
 // StreamHost implements plugin.StreamHost for one HTTP stream context.
 type StreamHost struct {
 	RootHost
@@ -117,9 +75,6 @@ type StreamHost struct {
 }
 
 var _ plugin.StreamHost = (*StreamHost)(nil)
-
-// ContextID returns the proxy-wasm context id of the stream.
-func (s *StreamHost) ContextID() uint32 { return s.s.id }
 
 // RequestHeader returns the first value of the request header name (lower-case).
 func (s *StreamHost) RequestHeader(name string) (string, bool) {
@@ -169,14 +124,6 @@ func (s *StreamHost) RemoveRequestHeader(name string) {
 	st := s.h.removeHeaderMapValue(MapHTTPRequestHeaders, name)
 	if st != StatusOK && st != StatusNotFound {
 		s.requestMutationFailed("remove request header "+name, st)
-	}
-}
-
-// AddRequestHeader adds a value to a request header, keeping existing values. Failure is
-// handled as in SetRequestHeader.
-func (s *StreamHost) AddRequestHeader(name, value string) {
-	if st := s.h.addHeaderMapValue(MapHTTPRequestHeaders, name, value); st != StatusOK {
-		s.requestMutationFailed("add request header "+name, st)
 	}
 }
 

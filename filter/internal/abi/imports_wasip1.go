@@ -18,32 +18,14 @@ func proxyLog(level uint32, msg string) Status
 //go:wasmimport env proxy_get_log_level
 func proxyGetLogLevel(ret *uint32) Status
 
-//go:wasmimport env proxy_set_tick_period_milliseconds
-func proxySetTickPeriodMilliseconds(millis uint32) Status
-
-//go:wasmimport env proxy_done
-func proxyDone() Status
-
 //go:wasmimport env proxy_set_effective_context
 func proxySetEffectiveContext(contextID uint32) Status
 
 //go:wasmimport env proxy_get_buffer_bytes
 func proxyGetBufferBytes(t uint32, start, maxSize uint32, retPtr unsafe.Pointer, retLen *uint32) Status
 
-//go:wasmimport env proxy_get_buffer_status
-func proxyGetBufferStatus(t uint32, retLen *uint32, retFlags *uint32) Status
-
-//go:wasmimport env proxy_set_buffer_bytes
-func proxySetBufferBytes(t uint32, start, size uint32, data *byte, dataLen uint32) Status
-
 //go:wasmimport env proxy_get_header_map_pairs
 func proxyGetHeaderMapPairs(m uint32, retPtr unsafe.Pointer, retLen *uint32) Status
-
-//go:wasmimport env proxy_set_header_map_pairs
-func proxySetHeaderMapPairs(m uint32, data *byte, dataLen uint32) Status
-
-//go:wasmimport env proxy_get_header_map_size
-func proxyGetHeaderMapSize(m uint32, retSize *uint32) Status
 
 //go:wasmimport env proxy_get_header_map_value
 func proxyGetHeaderMapValue(m uint32, key string, retPtr unsafe.Pointer, retLen *uint32) Status
@@ -63,20 +45,11 @@ func proxyContinueStream(s uint32) Status
 //go:wasmimport env proxy_close_stream
 func proxyCloseStream(s uint32) Status
 
-//go:wasmimport env proxy_get_status
-func proxyGetStatus(retCode *uint32, retPtr unsafe.Pointer, retLen *uint32) Status
-
 //go:wasmimport env proxy_send_local_response
 func proxySendLocalResponse(status uint32, details string, body *byte, bodyLen uint32, headers *byte, headersLen uint32, grpcStatus int32) Status
 
 //go:wasmimport env proxy_http_call
 func proxyHTTPCall(cluster string, headers *byte, headersLen uint32, body *byte, bodyLen uint32, trailers *byte, trailersLen uint32, timeoutMillis uint32, retCallID *uint32) Status
-
-//go:wasmimport env proxy_get_shared_data
-func proxyGetSharedData(key string, retPtr unsafe.Pointer, retLen *uint32, retCAS *uint32) Status
-
-//go:wasmimport env proxy_set_shared_data
-func proxySetSharedData(key string, value *byte, valueLen uint32, cas uint32) Status
 
 //go:wasmimport env proxy_define_metric
 func proxyDefineMetric(t uint32, name string, retID *uint32) Status
@@ -84,17 +57,8 @@ func proxyDefineMetric(t uint32, name string, retID *uint32) Status
 //go:wasmimport env proxy_increment_metric
 func proxyIncrementMetric(id uint32, delta int64) Status
 
-//go:wasmimport env proxy_record_metric
-func proxyRecordMetric(id uint32, value uint64) Status
-
-//go:wasmimport env proxy_get_metric
-func proxyGetMetric(id uint32, retValue *uint64) Status
-
 //go:wasmimport env proxy_get_property
 func proxyGetProperty(path *byte, pathLen uint32, retPtr unsafe.Pointer, retLen *uint32) Status
-
-//go:wasmimport env proxy_set_property
-func proxySetProperty(path *byte, pathLen uint32, value *byte, valueLen uint32) Status
 
 // wasmHost implements proxyHost with the imports above.
 type wasmHost struct {
@@ -144,10 +108,6 @@ func (w wasmHost) getLogLevel() (uint32, Status) {
 	return w.out.a, st
 }
 
-func (wasmHost) setTickPeriod(millis uint32) Status { return proxySetTickPeriodMilliseconds(millis) }
-
-func (wasmHost) done() Status { return proxyDone() }
-
 func (wasmHost) setEffectiveContext(id uint32) Status { return proxySetEffectiveContext(id) }
 
 func (w wasmHost) getBufferBytes(t BufferType, start, maxSize uint32) ([]byte, Status) {
@@ -156,30 +116,10 @@ func (w wasmHost) getBufferBytes(t BufferType, start, maxSize uint32) ([]byte, S
 	return w.received(st, p, n)
 }
 
-func (w wasmHost) getBufferStatus(t BufferType) (uint32, Status) {
-	st := proxyGetBufferStatus(uint32(t), &w.out.a, &w.out.b)
-	return w.out.a, st
-}
-
-func (wasmHost) setBufferBytes(t BufferType, start, size uint32, data []byte) Status {
-	p, n := bytesArg(data)
-	return proxySetBufferBytes(uint32(t), start, size, p, n)
-}
-
 func (w wasmHost) getHeaderMapPairs(m MapType) ([]byte, Status) {
 	st := proxyGetHeaderMapPairs(uint32(m), unsafe.Pointer(&w.out.ptr), &w.out.a)
 	p, n := w.out.buffer()
 	return w.received(st, p, n)
-}
-
-func (wasmHost) setHeaderMapPairs(m MapType, serialized []byte) Status {
-	p, n := bytesArg(serialized)
-	return proxySetHeaderMapPairs(uint32(m), p, n)
-}
-
-func (w wasmHost) getHeaderMapSize(m MapType) (uint32, Status) {
-	st := proxyGetHeaderMapSize(uint32(m), &w.out.a)
-	return w.out.a, st
 }
 
 func (w wasmHost) getHeaderMapValue(m MapType, key string) (string, Status) {
@@ -209,14 +149,6 @@ func (wasmHost) continueStream(s StreamType) Status { return proxyContinueStream
 
 func (wasmHost) closeStream(s StreamType) Status { return proxyCloseStream(uint32(s)) }
 
-func (w wasmHost) getStatus() (uint32, []byte, Status) {
-	st := proxyGetStatus(&w.out.b, unsafe.Pointer(&w.out.ptr), &w.out.a)
-	code := w.out.b
-	p, n := w.out.buffer()
-	msg, st := w.received(st, p, n)
-	return code, msg, st
-}
-
 func (wasmHost) sendLocalResponse(status uint32, details string, body, headers []byte, grpcStatus int32) Status {
 	bp, bn := bytesArg(body)
 	hp, hn := bytesArg(headers)
@@ -231,19 +163,6 @@ func (w wasmHost) httpCall(cluster string, headers, body, trailers []byte, timeo
 	return w.out.a, st
 }
 
-func (w wasmHost) getSharedData(key string) ([]byte, uint32, Status) {
-	st := proxyGetSharedData(key, unsafe.Pointer(&w.out.ptr), &w.out.a, &w.out.b)
-	cas := w.out.b
-	p, n := w.out.buffer()
-	v, st := w.received(st, p, n)
-	return v, cas, st
-}
-
-func (wasmHost) setSharedData(key string, value []byte, cas uint32) Status {
-	p, n := bytesArg(value)
-	return proxySetSharedData(key, p, n, cas)
-}
-
 func (w wasmHost) defineMetric(t MetricType, name string) (uint32, Status) {
 	st := proxyDefineMetric(uint32(t), name, &w.out.a)
 	return w.out.a, st
@@ -253,22 +172,9 @@ func (wasmHost) incrementMetric(id uint32, delta int64) Status {
 	return proxyIncrementMetric(id, delta)
 }
 
-func (wasmHost) recordMetric(id uint32, value uint64) Status { return proxyRecordMetric(id, value) }
-
-func (w wasmHost) getMetric(id uint32) (uint64, Status) {
-	st := proxyGetMetric(id, &w.out.u64)
-	return w.out.u64, st
-}
-
 func (w wasmHost) getProperty(path []byte) ([]byte, Status) {
 	pp, pn := bytesArg(path)
 	st := proxyGetProperty(pp, pn, unsafe.Pointer(&w.out.ptr), &w.out.a)
 	p, n := w.out.buffer()
 	return w.received(st, p, n)
-}
-
-func (wasmHost) setProperty(path, value []byte) Status {
-	pp, pn := bytesArg(path)
-	vp, vn := bytesArg(value)
-	return proxySetProperty(pp, pn, vp, vn)
 }

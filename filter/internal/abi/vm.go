@@ -9,7 +9,6 @@ import (
 )
 
 // Root is the plugin's root object as the ABI layer drives it; *plugin.Filter implements it.
-// A Root may also implement OnTick() to receive proxy_on_tick (after RootHost.SetTickPeriod).
 type Root interface {
 	// Configure receives the plugin configuration (buffer type 7) in proxy_on_configure.
 	Configure(config []byte) error
@@ -19,17 +18,6 @@ type Root interface {
 
 // NewRootFunc creates the plugin root of a new root context.
 type NewRootFunc func(h plugin.RootHost) Root
-
-// Optional interfaces a Root or a plugin.Stream may implement.
-type (
-	ticker                 interface{ OnTick() }
-	requestTrailersHandler interface {
-		OnRequestTrailers(numTrailers int) plugin.Action
-	}
-	responseTrailersHandler interface {
-		OnResponseTrailers(numTrailers int) plugin.Action
-	}
-)
 
 // failClosedBody is the body of the 500 answer to a stream the filter could not handle.
 var failClosedBody = []byte("gateway filter error\n")
@@ -224,20 +212,6 @@ func (v *vm) configure(rootID uint32, size int32) (ok bool) {
 	return true
 }
 
-// tick handles proxy_on_tick.
-func (v *vm) tick(rootID uint32) {
-	defer func() {
-		if r := recover(); r != nil {
-			v.panicked("proxy_on_tick", rootID, r)
-		}
-	}()
-	if rc := v.roots[rootID]; rc != nil && rc.root != nil {
-		if t, ok := rc.root.(ticker); ok {
-			t.OnTick()
-		}
-	}
-}
-
 // requestCallback runs a request-side stream callback behind the panic boundary. Anything
 // that goes wrong ends in a 500 answer and Pause: the request never reaches the upstream.
 func (v *vm) requestCallback(id uint32, where string, call func(plugin.Stream) plugin.Action) (act plugin.Action) {
@@ -324,10 +298,7 @@ func (v *vm) requestBody(id uint32, size int32, eos bool) plugin.Action {
 
 func (v *vm) requestTrailers(id uint32, n int32) plugin.Action {
 	return v.requestCallback(id, "proxy_on_request_trailers", func(s plugin.Stream) plugin.Action {
-		if t, ok := s.(requestTrailersHandler); ok {
-			return t.OnRequestTrailers(int(n))
-		}
-		return plugin.Continue
+		return s.OnRequestTrailers(int(n))
 	})
 }
 
@@ -343,11 +314,10 @@ func (v *vm) responseBody(id uint32, size int32, eos bool) plugin.Action {
 	})
 }
 
+// responseTrailers handles proxy_on_response_trailers: the plugin has nothing to do with
+// response trailers, so they pass.
 func (v *vm) responseTrailers(id uint32, n int32) plugin.Action {
-	return v.responseCallback(id, "proxy_on_response_trailers", false, func(s plugin.Stream) plugin.Action {
-		if t, ok := s.(responseTrailersHandler); ok {
-			return t.OnResponseTrailers(int(n))
-		}
+	return v.responseCallback(id, "proxy_on_response_trailers", false, func(plugin.Stream) plugin.Action {
 		return plugin.Continue
 	})
 }

@@ -16,7 +16,20 @@ const (
 	RequestID = "req-7f3a"
 )
 
-// Config is the plugin configuration the scenarios run with.
+// Hosts of Config besides mcp.example.com (the recommended policy: example.com users, tools
+// echo and add only), tiny.example.com (the same with a 100-byte body limit), up.example.com
+// (upstream OAuth), pitfall.example.com (mcp_tool under allow) and app.example.com (a client
+// route).
+const (
+	// SharedHost carries a plain route at "/", a stricter plain route at "/admin" (only
+	// admin@example.com) and an MCP server route at "/mcp" with the recommended policy.
+	SharedHost = "shared.example.com"
+	// OpenHost carries two MCP server routes, "/mcp" and "/other", that let every signed-in
+	// user call any tool but delete_everything (a deny list).
+	OpenHost = "open.example.com"
+)
+
+// Config is the plugin configuration every case, benchmark and test of the filter runs with.
 func Config() []byte {
 	recommended := map[string]any{
 		"allow": map[string]any{"and": []any{map[string]any{"domain": map[string]any{"is": "example.com"}}}},
@@ -24,6 +37,11 @@ func Config() []byte {
 	}
 	authenticated := map[string]any{"allow": map[string]any{"and": []any{map[string]any{"authenticated_user": true}}}}
 	pitfall := map[string]any{"allow": map[string]any{"and": []any{map[string]any{"mcp_tool": map[string]any{"is": "echo"}}}}}
+	adminOnly := map[string]any{"allow": map[string]any{"and": []any{map[string]any{"email": map[string]any{"is": "admin@example.com"}}}}}
+	denyList := map[string]any{
+		"allow": map[string]any{"and": []any{map[string]any{"authenticated_user": true}}},
+		"deny":  map[string]any{"and": []any{map[string]any{"mcp_tool": map[string]any{"is": "delete_everything"}}}},
+	}
 	cfg := map[string]any{
 		"token_service_cluster":    Cluster,
 		"token_service_authority":  "tokensvc.internal",
@@ -38,9 +56,17 @@ func Config() []byte {
 			route("https://up.example.com/mcp", "up.example.com", "/mcp", "server", 4096, true, authenticated),
 			route("https://pitfall.example.com/mcp", "pitfall.example.com", "/mcp", "server", 4096, false, pitfall),
 			route("https://app.example.com", "app.example.com", "/", "client", 0, false, authenticated),
+			route("https://"+OpenHost+"/mcp", OpenHost, "/mcp", "server", 4096, false, denyList),
+			route("https://"+OpenHost+"/other", OpenHost, "/other", "server", 4096, false, denyList),
+			route("https://"+SharedHost, SharedHost, "/", "plain", 0, false, authenticated),
+			route("https://"+SharedHost+"/admin", SharedHost, "/admin", "plain", 0, false, adminOnly),
+			route("https://"+SharedHost+"/mcp", SharedHost, "/mcp", "server", 4096, false, recommended),
 		},
 	}
-	b, _ := json.Marshal(cfg)
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		panic(err)
+	}
 	return b
 }
 
@@ -139,3 +165,20 @@ func answer(resp checkapi.Response) CheckAnswer {
 	b, _ := json.Marshal(resp)
 	return CheckAnswer{Status: checkapi.HTTPStatus(resp.Status), Body: string(b)}
 }
+
+// okAnswer answers every check call with status ok and fields (a JSON fragment that starts
+// with a comma).
+func okAnswer(fields string) func(string, []byte) CheckAnswer {
+	return func(key string, _ []byte) CheckAnswer {
+		if key != FilterKey {
+			return CheckAnswer{Status: 401, Body: `{"status":"invalid_key"}`}
+		}
+		return CheckAnswer{Status: 200, Body: `{"status":"ok"` + fields + `}`}
+	}
+}
+
+// Fields of okAnswer answers.
+const (
+	aliceIdentity = `,"identity":{"sub":"alice","email":"alice@example.com"}`
+	anAssertion   = `,"assertion":"eyJhbGciOiJFUzI1NiJ9.x.y"`
+)

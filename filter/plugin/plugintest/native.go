@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/mcpmesh/gateway/filter/plugin"
@@ -195,24 +196,39 @@ func (s *nativeStream) deliver(answer func(key string, body []byte) CheckAnswer)
 	}
 }
 
-// Run sends one request through the filter the way Envoy does by default: a filter whose
-// request-headers callback paused receives no body until it continues the stream.
-func (nf *NativeFilter) Run(req Request) Result { return nf.run(req, false) }
-
-// RunHeadersStopIteration sends one request as Envoy does with
-// allow_on_headers_stop_iteration: the body reaches the filter while its headers are paused,
-// and check answers arrive only after the whole body (the slowest token service).
-func (nf *NativeFilter) RunHeadersStopIteration(req Request) Result { return nf.run(req, true) }
-
-func (nf *NativeFilter) run(req Request, allowHeadersStop bool) Result {
-	return nf.runCase(RedTeamCase{Scenario: Scenario{Request: req}}, allowHeadersStop).Result
+// Native is the Runner of the filter's Go logic: each case on a NativeFilter of its own.
+func Native(t testing.TB, c Case, m Mode) Result {
+	t.Helper()
+	nf, err := NewNativeFilter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nf.RunCase(c, m)
 }
 
-// runCase sends one request through the filter, with c's trailers and check answers, the way
-// Envoy does: by default a filter whose request-headers callback paused receives no body (nor
-// trailers) until it continues the stream; with headersStop (allow_on_headers_stop_iteration)
-// the body arrives meanwhile and check answers only after it (the slowest token service).
-func (nf *NativeFilter) runCase(c RedTeamCase, headersStop bool) RedTeamResult {
+// Run sends one request through the filter the way Envoy does by default, check calls
+// answered by AnswerCheck.
+func (nf *NativeFilter) Run(req Request) Result { return nf.send(Case{Request: req}, false) }
+
+// RunCase runs c's Before requests, then its Request, on nf in mode m.
+func (nf *NativeFilter) RunCase(c Case, m Mode) Result {
+	session := ""
+	for _, b := range c.Before {
+		r := nf.send(Case{Request: b, Response: c.BeforeResponse}, m.HeadersStop)
+		if id, ok := r.ClientResponse.Get("mcp-session-id"); ok {
+			session = id
+		}
+	}
+	c.Request = WithSession(c.Request, session)
+	return nf.send(c, m.HeadersStop)
+}
+
+// send sends c.Request through the filter, with c's trailers, check answers and upstream
+// response, the way Envoy does: by default a filter whose request-headers callback paused
+// receives no body (nor trailers) until it continues the stream; with headersStop
+// (allow_on_headers_stop_iteration) the body arrives meanwhile and check answers only after
+// it (the slowest token service).
+func (nf *NativeFilter) send(c Case, headersStop bool) Result {
 	req := c.Request
 	answer := c.Answer
 	if answer == nil {
@@ -242,9 +258,9 @@ func (nf *NativeFilter) runCase(c RedTeamCase, headersStop bool) RedTeamResult {
 	if !headersStop {
 		deliver()
 	}
-	stuck := func() RedTeamResult {
+	stuck := func() Result {
 		st.OnDone()
-		return RedTeamResult{Result: Result{Stuck: true, CheckCalls: s.nCalls, Logs: nf.Host.Logs[logStart:]}}
+		return Result{Stuck: true, CheckCalls: s.nCalls, Logs: nf.Host.Logs[logStart:]}
 	}
 	for i, ch := range req.Chunks {
 		if s.reply != nil {
@@ -266,10 +282,7 @@ func (nf *NativeFilter) runCase(c RedTeamCase, headersStop bool) RedTeamResult {
 			return stuck()
 		}
 		before = s.continues
-		action = plugin.Continue // what the ABI layer answers for a stream without the method
-		if th, ok := st.(requestTrailersHandler); ok {
-			action = th.OnRequestTrailers(len(c.Trailers))
-		}
+		action = st.OnRequestTrailers(len(c.Trailers))
 		if action == plugin.Continue && s.reply == nil && !s.continued {
 			// Envoy continues the paused headers with the trailers: the request goes
 			// upstream as it is now, whatever the filter does later.
@@ -279,20 +292,20 @@ func (nf *NativeFilter) runCase(c RedTeamCase, headersStop bool) RedTeamResult {
 	}
 	deliver()
 	forwarded := s.reply == nil && (early != nil || action == plugin.Continue || s.continues > before)
-	var clientResponse map[string]string
+	var clientResponse Headers
 	if forwarded && c.Response != nil {
 		s.respHeaders = nil
 		for _, h := range c.Response {
 			s.respHeaders = append(s.respHeaders, plugin.Header{Name: h[0], Value: h[1]})
 		}
 		st.OnResponseHeaders(len(s.respHeaders), true)
-		clientResponse = map[string]string{}
+		clientResponse = Headers{}
 		for _, h := range s.respHeaders {
-			clientResponse[h.Name] = h.Value
+			clientResponse = append(clientResponse, [2]string{h.Name, h.Value})
 		}
 	}
 	st.OnDone()
-	res := RedTeamResult{Result: Result{CheckCalls: s.nCalls, Logs: append([]string(nil), nf.Host.Logs[logStart:]...), LateHeaderWrites: s.lateHeaderWrites}, ClientResponse: clientResponse}
+	res := Result{CheckCalls: s.nCalls, Logs: append([]string(nil), nf.Host.Logs[logStart:]...), LateHeaderWrites: s.lateHeaderWrites, ClientResponse: clientResponse}
 	if early != nil {
 		res.Forwarded = true
 		res.Upstream = map[string]string{}

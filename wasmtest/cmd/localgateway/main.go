@@ -5,7 +5,9 @@
 //
 //	go run ./wasmtest/cmd/localgateway -config examples/gateway.yaml
 //
-// A configuration it cannot use stops it at once with a message naming the key (exit 2).
+// It is the host of the quick start (make run) and of CI, standing in for Envoy; it is not a
+// production component. A configuration it cannot use stops it at once with a message naming
+// the key (exit 2).
 package main
 
 import (

@@ -118,7 +118,7 @@ func (rec *recorder) headers() []http.Header {
 }
 
 // Attack, step 2: on a host that serves an mcp.client application at / and an MCP server at
-// /mcp (pattern 3 of SPEC: the application's own page calls its MCP server), the browser
+// /mcp (integration pattern 3, docs/README.md: the application's own page calls its MCP server), the browser
 // sends the session cookie to /mcp with every same-origin request. The filter must strip it
 // there as it does on browser routes; otherwise the MCP server's upstream can replay it.
 // (The token service cannot scope the cookie away from /mcp on such a host: the application at

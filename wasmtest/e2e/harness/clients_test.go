@@ -234,7 +234,7 @@ func TestClients_PreregisteredConfidentialClient(t *testing.T) {
 
 // TestClients_DisabledAccountRefreshIsInvalidGrant disables the account between the first call
 // and the refresh: both SDK clients must see invalid_grant on the refresh and then fail to sign
-// in again (access_denied), which is how a gateway test observes SPEC's "provider denies the
+// in again (access_denied), which is how a gateway test observes the specified "provider denies the
 // refresh" through real clients.
 func TestClients_DisabledAccountRefreshIsInvalidGrant(t *testing.T) {
 	t.Parallel()

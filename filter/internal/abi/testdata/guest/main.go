@@ -105,6 +105,8 @@ func (s *stream) OnRequestBody(size int, eos bool) plugin.Action {
 	return plugin.Pause
 }
 
+func (s *stream) OnRequestTrailers(int) plugin.Action { return plugin.Continue }
+
 func (s *stream) OnResponseHeaders(int, bool) plugin.Action {
 	s.h.SetResponseHeader("x-guest", "1")
 	return plugin.Continue
