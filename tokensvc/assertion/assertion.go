@@ -193,13 +193,8 @@ func (s *Signer) JWKS() jose.JSONWebKeySet {
 // JWKSCacheControl is the Cache-Control of the JWKS response.
 const JWKSCacheControl = "public, max-age=3600"
 
-// ServeHTTP serves the JWKS (GET and HEAD).
+// ServeHTTP serves the JWKS. The caller routes GET and HEAD to it (tokensvc/server).
 func (s *Signer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
-	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", JWKSCacheControl)

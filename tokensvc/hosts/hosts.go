@@ -136,6 +136,16 @@ func FromContext(ctx context.Context) (*Host, bool) {
 	return h, ok
 }
 
+// MustFromContext returns the Host resolved by Middleware. Handlers that the router reaches
+// only behind Middleware use it; a request without one is a wiring error, and it panics.
+func MustFromContext(ctx context.Context) *Host {
+	h, ok := FromContext(ctx)
+	if !ok || h == nil {
+		panic("hosts: request has no resolved host (route the handler behind hosts.Middleware)")
+	}
+	return h
+}
+
 // WithHost returns ctx carrying h (for tests and internal callers).
 func WithHost(ctx context.Context, h *Host) context.Context {
 	return context.WithValue(ctx, ctxKey{}, h)

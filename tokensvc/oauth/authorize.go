@@ -36,11 +36,6 @@ type authRequest struct {
 // RFC 8707, RFC 9207). client_id and redirect_uri are verified first; until
 // both are, errors are shown as a page and never redirected.
 func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *hosts.Host) {
-	if r.Method != http.MethodGet && r.Method != http.MethodPost {
-		w.Header().Set("Allow", "GET, POST")
-		renderError(w, r, http.StatusMethodNotAllowed, "Method not allowed", "The authorization endpoint accepts GET and POST.", "")
-		return
-	}
 	params := r.URL.Query()
 	if r.Method == http.MethodPost {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
@@ -60,7 +55,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 	client, err := s.lookupClient(ctx, clientID)
 	switch {
 	case errors.Is(err, errClientIDDomain):
-		s.log.InfoContext(ctx, "oauth: client ID document domain not allowed", "request_id", requestID(r), "client_id", clientID)
+		s.log.InfoContext(ctx, "oauth: client ID document domain not allowed", "client_id", clientID)
 		renderDomainNotAllowed(w, r, clientID)
 		return
 	case errors.Is(err, errClientDocument):
@@ -70,7 +65,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 		renderError(w, r, http.StatusBadRequest, "Unknown application", "This application is not registered here, or its registration expired. Restart the sign-in from the application.", clientID)
 		return
 	case err != nil:
-		s.log.ErrorContext(ctx, "oauth: client lookup", "err", err)
+		s.log.ErrorContext(ctx, "oauth: client lookup", "error", err)
 		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "The application could not be looked up. Try again later.", clientID)
 		return
 	}
@@ -107,7 +102,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 
 	sess, err := s.sessions.Current(r)
 	if err != nil {
-		s.log.ErrorContext(ctx, "oauth: read browser session", "err", err)
+		s.log.ErrorContext(ctx, "oauth: read browser session", "error", err)
 		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Your session could not be read. Try again later.", clientID)
 		return
 	}
@@ -154,7 +149,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 		Payload:   payload,
 		ExpiresAt: s.now().Add(consentLifetime),
 	}); err != nil {
-		s.log.ErrorContext(ctx, "oauth: store consent request", "err", err)
+		s.log.ErrorContext(ctx, "oauth: store consent request", "error", err)
 		fail(errServerError, "the request could not be recorded")
 		return
 	}
@@ -185,7 +180,7 @@ func redirectsErrorsBeforeConsent(c store.Client) bool { return c.Kind == store.
 // client. prompt=none errors share one page whatever the reason, so that the
 // page says nothing about whether the user is signed in.
 func (s *Server) renderAuthorizeError(w http.ResponseWriter, r *http.Request, c store.Client, code, desc string) {
-	s.log.InfoContext(r.Context(), "oauth: authorization request refused", "request_id", requestID(r), "client_id", c.ID, "error", code, "reason", desc)
+	s.log.InfoContext(r.Context(), "oauth: authorization request refused", "client_id", c.ID, "error", code, "reason", desc)
 	status := http.StatusBadRequest
 	title := "Invalid authorization request"
 	msg := "The application sent an authorization request this gateway does not accept (" + code + ": " + desc + "), so you are not being sent back to it. Start again from the application; if this persists, report it to the application's developer."
@@ -207,7 +202,7 @@ func (s *Server) renderAuthorizeError(w http.ResponseWriter, r *http.Request, c 
 func (s *Server) approvedInSession(ctx context.Context, sessionID, clientID string) bool {
 	grants, err := s.store.ListGrantsBySession(ctx, sessionID)
 	if err != nil {
-		s.log.WarnContext(ctx, "oauth: list grants of session", "err", err)
+		s.log.WarnContext(ctx, "oauth: list grants of session", "error", err)
 		return false
 	}
 	now := s.now()
@@ -298,11 +293,6 @@ const (
 
 // handleConsent receives the consent form.
 func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request, h *hosts.Host) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		renderError(w, r, http.StatusMethodNotAllowed, "Method not allowed", "The consent form must be submitted with POST.", "")
-		return
-	}
 	ctx := r.Context()
 	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 	if err := r.ParseForm(); err != nil {
@@ -312,7 +302,7 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request, h *hosts.
 	form := r.PostForm
 	sess, err := s.sessions.Current(r)
 	if err != nil {
-		s.log.ErrorContext(ctx, "oauth: read browser session", "err", err)
+		s.log.ErrorContext(ctx, "oauth: read browser session", "error", err)
 		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Your session could not be read. Try again later.", "")
 		return
 	}
@@ -339,7 +329,7 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request, h *hosts.
 		return
 	}
 	if err != nil {
-		s.log.ErrorContext(ctx, "oauth: get consent request", "err", err)
+		s.log.ErrorContext(ctx, "oauth: get consent request", "error", err)
 		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "The approval could not be processed. Try again later.", "")
 		return
 	}
@@ -349,7 +339,7 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request, h *hosts.
 		return
 	}
 	if req.SessionID != sess.ID || req.Issuer != h.Origin {
-		s.log.WarnContext(ctx, "oauth: consent answered by another session or host", "request_id", requestID(r), "client_id", req.ClientID)
+		s.log.WarnContext(ctx, "oauth: consent answered by another session or host", "client_id", req.ClientID)
 		renderError(w, r, http.StatusForbidden, "Invalid form", "This approval request belongs to another session. Start again from the application.", "")
 		return
 	}
@@ -369,16 +359,16 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request, h *hosts.
 		renderConsentExpired(w, r)
 		return
 	} else if err != nil {
-		s.log.ErrorContext(ctx, "oauth: take consent request", "err", err)
+		s.log.ErrorContext(ctx, "oauth: take consent request", "error", err)
 		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "The approval could not be processed. Try again later.", "")
 		return
 	}
 	if action == actionApprove {
-		s.log.InfoContext(ctx, "oauth: consent approved", "request_id", requestID(r), "client_id", req.ClientID, "session_id", sess.ID, "resource", req.Resource)
+		s.log.InfoContext(ctx, "oauth: consent approved", "client_id", req.ClientID, "session_id", sess.ID, "resource", req.Resource)
 		s.issueCode(w, r, req, sess)
 		return
 	}
-	s.log.InfoContext(ctx, "oauth: consent denied", "request_id", requestID(r), "client_id", req.ClientID)
+	s.log.InfoContext(ctx, "oauth: consent denied", "client_id", req.ClientID)
 	s.redirectResult(w, r, req.RedirectURI, req.Issuer, req.State, url.Values{"error": {errAccessDenied}, "error_description": {"the user denied access"}})
 }
 
@@ -405,7 +395,7 @@ func (s *Server) issueCode(w http.ResponseWriter, r *http.Request, req authReque
 		ExpiresAt:     now.Add(codeLifetime),
 	})
 	if err != nil {
-		s.log.ErrorContext(r.Context(), "oauth: store authorization code", "err", err)
+		s.log.ErrorContext(r.Context(), "oauth: store authorization code", "error", err)
 		s.redirectResult(w, r, req.RedirectURI, req.Issuer, req.State, url.Values{"error": {errServerError}, "error_description": {"the authorization code could not be stored"}})
 		return
 	}

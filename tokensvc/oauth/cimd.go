@@ -243,7 +243,7 @@ func (d *documentResolver) fetch(ctx context.Context, clientID string) (store.Cl
 		if errors.Is(err, ErrForbiddenAddress) {
 			return store.Client{}, 0, fmt.Errorf("%w: its host resolves to a non-public address: %w", errClientDocument, ErrForbiddenAddress)
 		}
-		d.log.InfoContext(ctx, "oauth: fetch client ID metadata document", "client_id", clientID, "err", err)
+		d.log.InfoContext(ctx, "oauth: fetch client ID metadata document", "client_id", clientID, "error", err)
 		return store.Client{}, 0, fmt.Errorf("%w: it could not be fetched", errClientDocument)
 	}
 	defer resp.Body.Close()

@@ -1,7 +1,6 @@
 package oauth
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -16,9 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5/middleware"
-
 	"github.com/mcpmesh/gateway/shared/paths"
+	"github.com/mcpmesh/gateway/tokensvc/reqid"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 )
 
@@ -329,9 +327,10 @@ func TestClientIDDocument_DisallowedDomainPage(t *testing.T) {
 		})
 	}
 
-	// chi's request ID middleware's ID wins; without any, one is generated.
+	// An ID already in the request's context (reqid.Middleware ran first) wins; without any,
+	// one is generated.
 	req := httptest.NewRequest(http.MethodGet, issuer+paths.Authorize+"?"+docParams("https://evil.example.net/c").Encode(), nil)
-	req = req.WithContext(context.WithValue(req.Context(), middleware.RequestIDKey, "chi-id-42"))
+	req = req.WithContext(reqid.NewContext(req.Context(), "chi-id-42"))
 	if body := e.do(req).Body.String(); !strings.Contains(body, "chi-id-42") {
 		t.Error("page lacks chi's request ID")
 	}

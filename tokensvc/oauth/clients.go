@@ -54,9 +54,6 @@ func (s *Server) lookupClient(ctx context.Context, id string) (store.Client, err
 // clientPost reads the form of a POST to the token or revocation endpoint and authenticates
 // its client. When it returns false it has answered the request with the OAuth error.
 func (s *Server) clientPost(w http.ResponseWriter, r *http.Request) (url.Values, store.Client, bool) {
-	if !allowMethods(w, r, http.MethodPost) {
-		return nil, store.Client{}, false
-	}
 	form, oerr := readForm(w, r)
 	if oerr == nil {
 		var client store.Client
@@ -105,7 +102,7 @@ func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form u
 		if errors.Is(err, errUnknownClient) || errors.Is(err, errClientIDDomain) || errors.Is(err, errClientDocument) {
 			return store.Client{}, invalidClient("unknown client", attemptedBasic)
 		}
-		s.log.ErrorContext(ctx, "oauth: client lookup", "err", err)
+		s.log.ErrorContext(ctx, "oauth: client lookup", "error", err)
 		return store.Client{}, newError(errServerError, "client lookup failed")
 	}
 	if used != c.TokenEndpointAuthMethod {

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
+	"github.com/mcpmesh/gateway/tokensvc/reqid"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 	"github.com/mcpmesh/gateway/tokensvc/store/memory"
@@ -165,9 +166,46 @@ func newEnvWithConfig(t testing.TB, cfg *config.Config, opts ...Option) *env {
 	fs := &fakeSessions{st: st, clock: clock}
 	srv := New(cfg, st, fs, append([]Option{WithClock(clock.Now)}, opts...)...)
 	r := chi.NewRouter()
-	r.Use(hosts.NewTable(cfg).Middleware)
-	srv.Mount(r)
+	r.Use(reqid.Middleware, hosts.NewTable(cfg).Middleware)
+	routeForTest(r, srv)
 	return &env{t: t, cfg: cfg, st: st, clock: clock, sessions: fs, srv: srv, handler: r}
+}
+
+// routeForTest routes the endpoints of srv on r as tokensvc/server (routes.go) does on a
+// route host with mcp.server routes, with the same 404 and 405 answers. The routing itself is
+// tested there, against the real router.
+func routeForTest(r chi.Router, srv *Server) {
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) { notFound(w, r, nil) })
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodOptions} {
+			if r.Match(chi.NewRouteContext(), m, req.URL.Path) {
+				allow = append(allow, m)
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: errInvalidRequest, Description: "method " + req.Method + " is not allowed here"})
+	})
+	r.Group(func(r chi.Router) {
+		r.Use(CORS)
+		for _, p := range []string{paths.AuthorizationServerMetadata, paths.ProtectedResourceMetadata, paths.ProtectedResourceMetadata + "/*", paths.Register, paths.Token, paths.Revoke} {
+			r.Options(p, Preflight)
+		}
+		r.Get(paths.AuthorizationServerMetadata, srv.ASMetadata)
+		r.Head(paths.AuthorizationServerMetadata, srv.ASMetadata)
+		r.Handle(paths.AuthorizationServerMetadata+"/*", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { notFound(w, r, nil) }))
+		r.Options(paths.AuthorizationServerMetadata+"/*", Preflight)
+		r.Get(paths.ProtectedResourceMetadata, srv.PRMetadata)
+		r.Head(paths.ProtectedResourceMetadata, srv.PRMetadata)
+		r.Get(paths.ProtectedResourceMetadata+"/*", srv.PRMetadata)
+		r.Head(paths.ProtectedResourceMetadata+"/*", srv.PRMetadata)
+		r.Post(paths.Register, srv.Register)
+		r.Post(paths.Token, srv.Token)
+		r.Post(paths.Revoke, srv.Revoke)
+	})
+	r.Get(paths.Authorize, srv.Authorize)
+	r.Post(paths.Authorize, srv.Authorize)
+	r.Post(paths.Consent, srv.Consent)
 }
 
 // do serves req and returns the recorded response.

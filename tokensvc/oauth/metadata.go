@@ -55,9 +55,6 @@ type prMetadata struct {
 }
 
 func (s *Server) handleASMetadata(w http.ResponseWriter, r *http.Request, h *hosts.Host) {
-	if !allowMethods(w, r, http.MethodGet, http.MethodHead) {
-		return
-	}
 	o := h.Origin
 	writeJSON(w, http.StatusOK, asMetadata{
 		Issuer:                                     o,
@@ -82,9 +79,6 @@ func (s *Server) handleASMetadata(w http.ResponseWriter, r *http.Request, h *hos
 // covering /mcp, the longest path prefix winning) and host-level (the bare
 // path describes the origin: every mcp.server route of the host).
 func (s *Server) handlePRMetadata(w http.ResponseWriter, r *http.Request, h *hosts.Host) {
-	if !allowMethods(w, r, http.MethodGet, http.MethodHead) {
-		return
-	}
 	suffix := strings.TrimPrefix(r.URL.EscapedPath(), paths.ProtectedResourceMetadata)
 	var (
 		resource, name string

@@ -143,23 +143,6 @@ func TestMetadata_ProtectedResource(t *testing.T) {
 	}
 }
 
-func TestMetadata_NotServedOnHostsWithoutMCPServers(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	endpoints := []string{
-		paths.AuthorizationServerMetadata, paths.ProtectedResourceMetadata, paths.ProtectedResourceMetadata + "/",
-		paths.Register, paths.Token, paths.Revoke, paths.Authorize, paths.Consent,
-	}
-	for _, origin := range []string{authOrigin, appOrigin, plainOrigin} {
-		for _, p := range endpoints {
-			rec := e.get(origin+p, "")
-			if rec.Code != http.StatusNotFound || rec.Header().Get("Content-Type") != "application/json" {
-				t.Errorf("%s%s: status %d, Content-Type %q", origin, p, rec.Code, rec.Header().Get("Content-Type"))
-			}
-		}
-	}
-}
-
 func TestMetadata_UnknownWellKnownSubpathIs404JSON(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -2,12 +2,10 @@ package oauth
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"html/template"
 	"net/http"
 
-	"github.com/go-chi/chi/v5/middleware"
+	"github.com/mcpmesh/gateway/tokensvc/reqid"
 )
 
 const pageStyle = `body{font-family:system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;color:#222}
@@ -87,7 +85,7 @@ func setPageHeaders(w http.ResponseWriter, csp string) {
 // verified, when redirecting the error to the client would be unsafe.
 func renderError(w http.ResponseWriter, r *http.Request, status int, title, message, clientID string) {
 	var buf bytes.Buffer
-	if err := pageTemplates.Execute(&buf, errorPage{Title: title, Message: message, ClientID: clientID, RequestID: requestID(r)}); err != nil {
+	if err := pageTemplates.Execute(&buf, errorPage{Title: title, Message: message, ClientID: clientID, RequestID: reqid.FromContext(r.Context())}); err != nil {
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
@@ -105,7 +103,7 @@ func renderDomainNotAllowed(w http.ResponseWriter, r *http.Request, clientID str
 }
 
 func renderConsent(w http.ResponseWriter, r *http.Request, p consentPage) {
-	p.RequestID = requestID(r)
+	p.RequestID = reqid.FromContext(r.Context())
 	var buf bytes.Buffer
 	if err := consentTemplate.Execute(&buf, p); err != nil {
 		http.Error(w, "internal error", http.StatusInternalServerError)
@@ -114,27 +112,4 @@ func renderConsent(w http.ResponseWriter, r *http.Request, p consentPage) {
 	setPageHeaders(w, cspConsent)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes())
-}
-
-// requestID returns the request's ID: chi's request ID middleware's, else a
-// sane X-Request-Id header, else a fresh random one.
-func requestID(r *http.Request) string {
-	if id := middleware.GetReqID(r.Context()); id != "" {
-		return id
-	}
-	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 && isVisibleASCII(id) {
-		return id
-	}
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-func isVisibleASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x21 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }

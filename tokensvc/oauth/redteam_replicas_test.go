@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
+	"github.com/mcpmesh/gateway/tokensvc/reqid"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 	"github.com/mcpmesh/gateway/tokensvc/store/postgres"
@@ -54,8 +55,8 @@ func newReplicas(t *testing.T, backend string) *replicas {
 		fs := &fakeSessions{st: st, clock: clock}
 		srv := New(cfg, st, fs, WithClock(clock.Now))
 		r := chi.NewRouter()
-		r.Use(hosts.NewTable(cfg).Middleware)
-		srv.Mount(r)
+		r.Use(reqid.Middleware, hosts.NewTable(cfg).Middleware)
+		routeForTest(r, srv)
 		return &env{t: t, cfg: cfg, clock: clock, sessions: fs, srv: srv, handler: r}, st
 	}
 	a, st := mk()

@@ -207,9 +207,6 @@ type registrationResponse struct {
 
 // handleRegister is RFC 7591 dynamic client registration.
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request, h *hosts.Host) {
-	if !allowMethods(w, r, http.MethodPost) {
-		return
-	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		writeOAuthError(w, newError(errInvalidClientMetadata, "the request body must be application/json"))
 		return
@@ -258,7 +255,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request, h *hosts
 		resp.ClientSecretExpiresAt = &never
 	}
 	if err := s.store.CreateClient(r.Context(), c); err != nil {
-		s.log.ErrorContext(r.Context(), "oauth: register client", "err", err)
+		s.log.ErrorContext(r.Context(), "oauth: register client", "error", err)
 		writeOAuthError(w, newError(errServerError, "the registration could not be stored"))
 		return
 	}

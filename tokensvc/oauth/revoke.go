@@ -35,7 +35,7 @@ func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request, _ *hosts.H
 	for _, f := range try {
 		found, err := f(ctx, hash, client.ID)
 		if err != nil {
-			s.log.ErrorContext(ctx, "oauth: revoke", "client_id", client.ID, "err", err)
+			s.log.ErrorContext(ctx, "oauth: revoke", "client_id", client.ID, "error", err)
 			writeOAuthError(w, newError(errServerError, "the token could not be revoked"))
 			return
 		}

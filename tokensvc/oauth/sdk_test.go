@@ -20,6 +20,7 @@ import (
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
+	"github.com/mcpmesh/gateway/tokensvc/reqid"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 	"github.com/mcpmesh/gateway/tokensvc/store/memory"
 )
@@ -46,8 +47,8 @@ func newSDKEnv(t *testing.T) *sdkEnv {
 	fs := &fakeSessions{st: st, clock: clock}
 	srv := New(cfg, st, fs, WithClock(clock.Now))
 	r := chi.NewRouter()
-	r.Use(hosts.NewTable(cfg).Middleware)
-	srv.Mount(r)
+	r.Use(reqid.Middleware, hosts.NewTable(cfg).Middleware)
+	routeForTest(r, srv)
 	mcpURL := origin + "/mcp"
 	r.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		tok, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")

@@ -6,13 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/mcpmesh/gateway/shared/config"
-	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 )
@@ -70,8 +66,8 @@ type Sessions interface {
 	Revalidate(ctx context.Context, sessionID string) (*store.Session, error)
 }
 
-// Server is the OAuth 2.1 authorization server. Create it with New and
-// register its endpoints with Mount.
+// Server is the OAuth 2.1 authorization server. Create it with New; its
+// endpoints are the handlers of handlers.go, which the caller routes.
 type Server struct {
 	cfg        *config.Config
 	store      store.Store
@@ -165,66 +161,9 @@ func New(cfg *config.Config, st store.Store, sessions Sessions, opts ...Option) 
 	return s
 }
 
-// hostHandler is a handler of a route host with mcp.server routes.
-type hostHandler func(w http.ResponseWriter, r *http.Request, h *hosts.Host)
-
-// Mount registers every endpoint of the authorization server on r. The
-// hosts middleware must already run on r: requests reach the handlers only
-// with a resolved host, and hosts without mcp.server routes (the
-// authenticate host included) get 404.
-func (s *Server) Mount(r chi.Router) {
-	r.Handle(paths.AuthorizationServerMetadata, s.public(true, s.handleASMetadata))
-	r.Handle(paths.AuthorizationServerMetadata+"/*", s.public(true, notFound))
-	r.Handle(paths.ProtectedResourceMetadata, s.public(true, s.handlePRMetadata))
-	r.Handle(paths.ProtectedResourceMetadata+"/*", s.public(true, s.handlePRMetadata))
-	r.Handle(paths.Register, s.public(true, s.handleRegister))
-	r.Handle(paths.Token, s.public(true, s.handleToken))
-	r.Handle(paths.Revoke, s.public(true, s.handleRevoke))
-	r.Handle(paths.Authorize, s.public(false, s.handleAuthorize))
-	r.Handle(paths.Consent, s.public(false, s.handleConsent))
-}
-
-// public wraps h: it resolves the route host (404 unless it has mcp.server
-// routes) and, for credential-free endpoints, adds CORS and answers
-// preflight requests.
-func (s *Server) public(cors bool, h hostHandler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host, ok := hosts.FromContext(r.Context())
-		if !ok || host.Authenticate || len(host.ServerRoutes()) == 0 {
-			notFound(w, r, host)
-			return
-		}
-		if cors {
-			hd := w.Header()
-			hd.Set("Access-Control-Allow-Origin", "*")
-			hd.Set("Access-Control-Expose-Headers", "WWW-Authenticate")
-			if r.Method == http.MethodOptions {
-				hd.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
-				hd.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, mcp-protocol-version")
-				hd.Set("Access-Control-Max-Age", "86400")
-				w.WriteHeader(http.StatusNoContent)
-				return
-			}
-		}
-		h(w, r, host)
-	})
-}
-
 // notFound answers 404 with a JSON body.
 func notFound(w http.ResponseWriter, _ *http.Request, _ *hosts.Host) {
 	writeJSON(w, http.StatusNotFound, errorBody{Error: "not_found", Description: "no such endpoint on this host"})
-}
-
-// allowMethods answers 405 unless r's method is one of methods.
-func allowMethods(w http.ResponseWriter, r *http.Request, methods ...string) bool {
-	for _, m := range methods {
-		if r.Method == m {
-			return true
-		}
-	}
-	w.Header().Set("Allow", strings.Join(methods, ", "))
-	writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "invalid_request", Description: "method " + r.Method + " is not allowed here"})
-	return false
 }
 
 // serverRoute returns the mcp.server route of h whose ID is id.
@@ -274,6 +213,6 @@ func (s *Server) touchClient(ctx context.Context, c store.Client) {
 		return
 	}
 	if err := s.store.TouchClient(ctx, c.ID, now, now.Add(clientIdleLifetime)); err != nil {
-		s.log.WarnContext(ctx, "oauth: record client use", "client_id", c.ID, "err", err)
+		s.log.WarnContext(ctx, "oauth: record client use", "client_id", c.ID, "error", err)
 	}
 }

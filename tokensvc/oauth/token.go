@@ -95,7 +95,7 @@ func (s *Server) grantAuthorizationCode(ctx context.Context, h *hosts.Host, clie
 		return tokenResponse{}, newError(errInvalidGrant, "the authorization code is invalid, expired or already used")
 	}
 	if err != nil {
-		s.log.ErrorContext(ctx, "oauth: get authorization code", "err", err)
+		s.log.ErrorContext(ctx, "oauth: get authorization code", "error", err)
 		return tokenResponse{}, newError(errServerError, "the authorization code could not be checked")
 	}
 	if ac.ClientID != client.ID {
@@ -121,7 +121,7 @@ func (s *Server) grantAuthorizationCode(ctx context.Context, h *hosts.Host, clie
 		s.revokeReplayedCode(ctx, code)
 		return tokenResponse{}, newError(errInvalidGrant, "the authorization code is invalid, expired or already used")
 	} else if err != nil {
-		s.log.ErrorContext(ctx, "oauth: take authorization code", "err", err)
+		s.log.ErrorContext(ctx, "oauth: take authorization code", "error", err)
 		return tokenResponse{}, newError(errServerError, "the authorization code could not be checked")
 	}
 	sess, oerr := s.liveSession(ctx, ac.SessionID)
@@ -150,7 +150,7 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 		return tokenResponse{}, newError(errInvalidGrant, "the refresh token is invalid, expired or revoked")
 	}
 	if err != nil {
-		s.log.ErrorContext(ctx, "oauth: get refresh token", "err", err)
+		s.log.ErrorContext(ctx, "oauth: get refresh token", "error", err)
 		return tokenResponse{}, newError(errServerError, "the refresh token could not be checked")
 	}
 	if grant.ClientID != client.ID {
@@ -206,7 +206,7 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 	case errors.Is(err, store.ErrNotFound):
 		return tokenResponse{}, newError(errInvalidGrant, "the refresh token is invalid, expired or revoked")
 	case err != nil:
-		s.log.ErrorContext(ctx, "oauth: rotate refresh token", "err", err)
+		s.log.ErrorContext(ctx, "oauth: rotate refresh token", "error", err)
 		return tokenResponse{}, newError(errServerError, "the refresh token could not be rotated")
 	}
 	at, exp, oerr := s.createAccessToken(ctx, store.AccessToken{
@@ -227,7 +227,7 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 func (s *Server) revokeReusedGrant(ctx context.Context, grantID, clientID string) {
 	s.log.WarnContext(ctx, "oauth: refresh token reuse; grant revoked", "client_id", clientID, "grant_id", grantID)
 	if err := s.store.RevokeGrant(ctx, grantID, s.now()); err != nil && !errors.Is(err, store.ErrNotFound) {
-		s.log.ErrorContext(ctx, "oauth: revoke reused grant", "grant_id", grantID, "err", err)
+		s.log.ErrorContext(ctx, "oauth: revoke reused grant", "grant_id", grantID, "error", err)
 	}
 }
 
@@ -276,7 +276,7 @@ func (s *Server) liveSession(ctx context.Context, id string) (store.Session, *oa
 		return store.Session{}, newError(errInvalidGrant, "the sign-in session has ended")
 	}
 	if err != nil {
-		s.log.ErrorContext(ctx, "oauth: get session", "err", err)
+		s.log.ErrorContext(ctx, "oauth: get session", "error", err)
 		return store.Session{}, newError(errServerError, "the sign-in session could not be read")
 	}
 	if !sess.RevokedAt.IsZero() {
@@ -291,7 +291,7 @@ func (s *Server) liveSession(ctx context.Context, id string) (store.Session, *oa
 		s.log.InfoContext(ctx, "oauth: identity provider refused session revalidation", "session_id", id)
 		return store.Session{}, newError(errInvalidGrant, "the identity provider no longer accepts this sign-in; sign in again")
 	case err != nil:
-		s.log.WarnContext(ctx, "oauth: session revalidation failed", "session_id", id, "err", err)
+		s.log.WarnContext(ctx, "oauth: session revalidation failed", "session_id", id, "error", err)
 		return store.Session{}, newError(errTemporarilyUnavailable, "the identity provider could not be reached; try again later")
 	case ns == nil || (!ns.ExpiresAt.IsZero() && !s.now().Before(ns.ExpiresAt)) || !ns.RevokedAt.IsZero():
 		return store.Session{}, newError(errInvalidGrant, "the sign-in session could not be renewed; sign in again")
@@ -326,7 +326,7 @@ func (s *Server) issueTokens(ctx context.Context, client store.Client, sess stor
 			return tokenResponse{}, issuedTokens{}, newError(errInvalidGrant, "the sign-in session has ended")
 		}
 		if err != nil {
-			s.log.ErrorContext(ctx, "oauth: create grant", "err", err)
+			s.log.ErrorContext(ctx, "oauth: create grant", "error", err)
 			return tokenResponse{}, issuedTokens{}, newError(errServerError, "the grant could not be stored")
 		}
 	}
@@ -359,7 +359,7 @@ func (s *Server) createAccessToken(ctx context.Context, t store.AccessToken, lim
 	tok := secret.NewToken()
 	t.Hash, t.CreatedAt, t.ExpiresAt = secret.Hash(tok), now, exp
 	if err := s.store.CreateAccessToken(ctx, t); err != nil {
-		s.log.ErrorContext(ctx, "oauth: create access token", "err", err)
+		s.log.ErrorContext(ctx, "oauth: create access token", "error", err)
 		return "", time.Time{}, newError(errServerError, "the access token could not be stored")
 	}
 	return tok, exp, nil
@@ -398,7 +398,7 @@ func (s *Server) rememberRedeemedCode(ctx context.Context, code string, issued i
 		ExpiresAt: s.now().Add(redeemedCodeMemory),
 	})
 	if err != nil {
-		s.log.WarnContext(ctx, "oauth: remember redeemed code", "err", err)
+		s.log.WarnContext(ctx, "oauth: remember redeemed code", "error", err)
 	}
 }
 
@@ -417,12 +417,12 @@ func (s *Server) revokeReplayedCode(ctx context.Context, code string) {
 	s.log.WarnContext(ctx, "oauth: authorization code replayed; revoking its tokens", "grant_id", issued.GrantID)
 	if issued.GrantID != "" {
 		if err := s.store.RevokeGrant(ctx, issued.GrantID, s.now()); err != nil && !errors.Is(err, store.ErrNotFound) {
-			s.log.ErrorContext(ctx, "oauth: revoke grant of replayed code", "err", err)
+			s.log.ErrorContext(ctx, "oauth: revoke grant of replayed code", "error", err)
 		}
 	}
 	if len(issued.AccessHash) > 0 {
 		if err := s.store.DeleteAccessToken(ctx, issued.AccessHash); err != nil && !errors.Is(err, store.ErrNotFound) {
-			s.log.ErrorContext(ctx, "oauth: delete access token of replayed code", "err", err)
+			s.log.ErrorContext(ctx, "oauth: delete access token of replayed code", "error", err)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpmesh/gateway/shared/pluginconf"
 	"github.com/mcpmesh/gateway/shared/policy"
+	"github.com/mcpmesh/gateway/tokensvc/check"
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
 	"github.com/mcpmesh/gateway/tokensvc/oauth"
 	"github.com/mcpmesh/gateway/tokensvc/store"
@@ -28,16 +29,7 @@ type RouteListing struct {
 // gateway the user's policy lets them use, and whether the user has connected each one's
 // upstream.
 func (s *Server) handleRoutes(w http.ResponseWriter, r *http.Request) {
-	h, ok := hosts.FromContext(r.Context())
-	if !ok || len(h.ClientRoutes()) == 0 {
-		jsonNotFound(w, r)
-		return
-	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		jsonMethodNotAllowed(w, r)
-		return
-	}
+	h := hosts.MustFromContext(r.Context())
 	token, ok := bearer(r)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer`)
@@ -60,22 +52,22 @@ func (s *Server) handleRoutes(w http.ResponseWriter, r *http.Request) {
 	in := listingInput(&sess)
 	for i := range s.cfg.Routes {
 		rt := &s.cfg.Routes[i]
-		ri := s.routes[rt.Normalized().ID]
-		if ri == nil || ri.kind != pluginconf.KindServer {
+		ri, ok := s.checker.Route(rt.Normalized().ID)
+		if !ok || ri.Kind != pluginconf.KindServer {
 			continue
 		}
 		// A server the user's policy refuses is not listed: the listing must not tell a user
 		// (or an application holding their token) about servers they may not use.
-		if !ri.policy.Evaluate(in).Allow {
+		if !ri.Policy.Evaluate(in).Allow {
 			continue
 		}
 		name := rt.Name
 		if name == "" {
-			name = ri.id
+			name = ri.ID
 		}
 		connected := true
-		if ri.upstream {
-			_, err := s.store.GetUpstreamToken(r.Context(), sess.Subject, ri.id, now)
+		if ri.Upstream {
+			_, err := s.store.GetUpstreamToken(r.Context(), sess.Subject, ri.ID, now)
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				s.log.ErrorContext(r.Context(), "route listing: read upstream token", "error", err.Error())
 				writeJSON(w, http.StatusInternalServerError, errorBody{Error: "server_error"})
@@ -93,7 +85,7 @@ func (s *Server) handleRoutes(w http.ResponseWriter, r *http.Request) {
 // first request of every MCP session). A server whose policy refuses it cannot be used at
 // all; tool-level rules (mcp_tool) do not hide a server.
 func listingInput(sess *store.Session) *policy.Input {
-	id := identityOf(sess)
+	id := check.Identity(sess)
 	return &policy.Input{
 		Authenticated: true, User: id.Subject, Email: id.Email, Name: id.Name,
 		Groups: id.Groups, Claims: id.Claims, MCPMethod: "initialize",
@@ -106,7 +98,7 @@ func (s *Server) listingSession(r *http.Request, h *hosts.Host, token string) (s
 	err := oauth.ErrInvalidToken
 	for _, rt := range h.ClientRoutes() {
 		var sess store.Session
-		_, sess, err = s.tokenSession(r.Context(), token, rt.Normalized().ID)
+		_, sess, err = s.checker.TokenSession(r.Context(), token, rt.Normalized().ID)
 		if err == nil {
 			return sess, nil
 		}

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"context"
-	"crypto/rand"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -10,66 +8,6 @@ import (
 
 	"github.com/go-chi/chi/v5/middleware"
 )
-
-// RequestIDHeader carries the request ID in both directions.
-const RequestIDHeader = "X-Request-Id"
-
-type requestIDKey struct{}
-
-// RequestID returns the request ID of ctx, or "".
-func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
-}
-
-// withRequestID reuses an incoming X-Request-Id when it is a sane token (1–64 characters
-// of [A-Za-z0-9._-]), else generates one, echoes it in the response and replaces the
-// request's header with it.
-func withRequestID(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get(RequestIDHeader)
-		if !saneRequestID(id) {
-			id = rand.Text()
-		}
-		w.Header().Set(RequestIDHeader, id)
-		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
-		// Handlers that read the header themselves (the authorization server's pages and
-		// log records) must see the ID chosen here, never a value the client made up.
-		r.Header.Set(RequestIDHeader, id)
-		next.ServeHTTP(w, r)
-	})
-}
-
-func saneRequestID(id string) bool {
-	if id == "" || len(id) > 64 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// requestIDHandler adds the request ID of the record's context to every log record.
-type requestIDHandler struct{ slog.Handler }
-
-func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
-	if id := RequestID(ctx); id != "" {
-		r.AddAttrs(slog.String("request_id", id))
-	}
-	return h.Handler.Handle(ctx, r)
-}
-
-func (h requestIDHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return requestIDHandler{h.Handler.WithAttrs(attrs)}
-}
-
-func (h requestIDHandler) WithGroup(name string) slog.Handler {
-	return requestIDHandler{h.Handler.WithGroup(name)}
-}
 
 // logRequests logs one line per request: method, host, path (never the query, which may
 // carry codes or states), status, size and duration. Headers and cookies are never logged.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/shared/paths"
+	"github.com/mcpmesh/gateway/tokensvc/reqid"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 )
@@ -90,8 +91,8 @@ func TestPublic_RequestID(t *testing.T) {
 		{"", false},
 	}
 	for _, tc := range cases {
-		resp := e.public(http.MethodGet, "https://auth.example.com"+paths.JWKS, http.Header{RequestIDHeader: {tc.in}})
-		got := resp.Header.Get(RequestIDHeader)
+		resp := e.public(http.MethodGet, "https://auth.example.com"+paths.JWKS, http.Header{reqid.Header: {tc.in}})
+		got := resp.Header.Get(reqid.Header)
 		if (got == tc.in) != tc.reuse || got == "" {
 			t.Errorf("X-Request-Id %q -> %q (reuse %v)", tc.in, got, tc.reuse)
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/idp"
+	"github.com/mcpmesh/gateway/tokensvc/reqid"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store/memory"
 )
@@ -175,7 +176,7 @@ func TestRedTeam_ErrorPageShowsTheServiceRequestIDNotTheClients(t *testing.T) {
 	var body [8192]byte
 	n, _ := resp.Body.Read(body[:])
 	m := regexp.MustCompile(`Request ID: <code>([^<]*)</code>`).FindSubmatch(body[:n])
-	got := resp.Header.Get(RequestIDHeader)
+	got := resp.Header.Get(reqid.Header)
 	if m == nil || string(m[1]) != got || got == "" {
 		t.Fatalf("page request ID %q, response X-Request-Id %q: they must be the service's one ID", m, got)
 	}

@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/mcpmesh/gateway/shared/config"
-	"github.com/mcpmesh/gateway/shared/policy"
 	"github.com/mcpmesh/gateway/tokensvc/assertion"
+	"github.com/mcpmesh/gateway/tokensvc/check"
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
 	"github.com/mcpmesh/gateway/tokensvc/idp"
 	"github.com/mcpmesh/gateway/tokensvc/oauth"
+	"github.com/mcpmesh/gateway/tokensvc/reqid"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/session"
 	"github.com/mcpmesh/gateway/tokensvc/store"
@@ -41,32 +42,15 @@ type Server struct {
 	sessions  *session.Manager
 	oauth     *oauth.Server
 	signer    *assertion.Signer
-	upstream  UpstreamTokens
+	checker   *check.Checker
 	filterKey string
-	// sessionSecret keys the MCP session keys of the check API (sessionKey).
-	sessionSecret []byte
-	routes        map[string]*routeInfo
-	now           func() time.Time
-	log           *slog.Logger
-	gcEvery       time.Duration
+	now       func() time.Time
+	log       *slog.Logger
+	gcEvery   time.Duration
 
 	public, internal http.Handler
 	closeOnce        sync.Once
 	closeErr         error
-}
-
-// routeInfo is what the check API needs to know about a route, computed once.
-type routeInfo struct {
-	route    *config.Route
-	id       string
-	scheme   string
-	host     string // normalised authority: the assertion audience
-	origin   string
-	kind     string
-	upstream bool
-	// policy is the route's parsed policy; nil (allows nothing) if it does not parse, which
-	// a validated configuration rules out.
-	policy *policy.Policy
 }
 
 // Option configures New.
@@ -86,8 +70,8 @@ type options struct {
 // WithClock sets the clock of every component (default time.Now).
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
 
-// WithLogger sets the logger (default: JSON to stderr at Info). Records get the request ID
-// of their request.
+// WithLogger sets the logger (default: slog.Default()). Records logged for a request get its
+// request ID once (reqid.NewHandler).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithHTTPClient sets the client for requests to the identity provider (default: a client
@@ -123,11 +107,11 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Server, erro
 	if o.logger == nil {
 		o.logger = slog.Default()
 	}
-	log := slog.New(requestIDHandler{o.logger.Handler()})
+	log := slog.New(reqid.NewHandler(o.logger.Handler()))
 	if o.client == nil {
 		o.client = &http.Client{Timeout: DefaultHTTPTimeout}
 	}
-	s := &Server{cfg: cfg, hosts: hosts.NewTable(cfg), filterKey: cfg.FilterKey(), sessionSecret: cfg.DeriveKey("mcp-session-binding"), now: o.now, log: log, gcEvery: o.gcInterval}
+	s := &Server{cfg: cfg, hosts: hosts.NewTable(cfg), filterKey: cfg.FilterKey(), now: o.now, log: log, gcEvery: o.gcInterval}
 	s.store, s.ownsStore = o.store, false
 	if s.store == nil {
 		st, err := openStore(ctx, cfg.Storage)
@@ -161,27 +145,17 @@ func (s *Server) build(ctx context.Context, o options) error {
 	if s.signer, err = assertion.New(s.cfg, assertion.WithClock(o.now)); err != nil {
 		return err
 	}
-	s.upstream = o.upstream
-	if s.upstream == nil {
+	upstream := o.upstream
+	if upstream == nil {
 		sealer, err := secret.NewSealer(s.cfg.DeriveKey("seal"))
 		if err != nil {
 			return err
 		}
-		s.upstream = &storeUpstream{store: s.store, sealer: sealer, now: o.now}
+		upstream = &storeUpstream{store: s.store, sealer: sealer, now: o.now}
 	}
-	s.routes = map[string]*routeInfo{}
-	for i := range s.cfg.Routes {
-		r := &s.cfg.Routes[i]
-		n := r.Normalized()
-		pol, _ := policy.Parse(r.Policy)
-		s.routes[n.ID] = &routeInfo{
-			route: r, id: n.ID, scheme: n.Scheme, host: n.Host, origin: n.Scheme + "://" + n.Host, kind: r.RouteKind(),
-			upstream: r.MCP != nil && r.MCP.Server != nil && r.MCP.Server.UpstreamOAuth2 != nil,
-			policy:   pol,
-		}
-	}
-	s.public = s.buildPublic()
-	s.internal = s.buildInternal()
+	s.checker = check.New(s.cfg, s.store, s.oauth, upstream, s.signer, o.now)
+	s.public = s.publicRoutes()
+	s.internal = s.internalRoutes()
 	return nil
 }
 

@@ -7,22 +7,19 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpmesh/gateway/tokensvc/check"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 )
 
 // ErrUpstreamRequired means the user has no usable Internal Token for the route: they must
-// (re)connect through paths.Connect.
-var ErrUpstreamRequired = errors.New("server: upstream connection required")
+// (re)connect through paths.Connect. It is check.ErrUpstreamRequired.
+var ErrUpstreamRequired = check.ErrUpstreamRequired
 
-// UpstreamTokens supplies Internal Tokens (TIs) to the check API. The upstream OAuth package
-// implements it with refresh; the default reads the store and never refreshes.
-type UpstreamTokens interface {
-	// Token returns the current TI of subject for routeID and its expiry (zero: unknown).
-	// It returns an error wrapping ErrUpstreamRequired when there is none or it can no
-	// longer be used. It must be fast: the check API calls it on every cache miss.
-	Token(ctx context.Context, subject, routeID string) (string, time.Time, error)
-}
+// UpstreamTokens supplies Internal Tokens (TIs) to the check API (check.UpstreamTokens). The
+// upstream OAuth package implements it with refresh; the default reads the store and never
+// refreshes.
+type UpstreamTokens = check.UpstreamTokens
 
 // UpstreamSealPurpose returns the secret.Sealer purpose of the TI of routeID.
 func UpstreamSealPurpose(routeID string) string { return "upstream:" + routeID }

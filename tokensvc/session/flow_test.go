@@ -289,17 +289,6 @@ func TestCallback_FormPost(t *testing.T) {
 	}
 }
 
-func TestEndpoints_OnlyOnTheirHosts(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	b := e.browser()
-	for _, u := range []string{authnOrigin + paths.SignIn, authnOrigin + paths.Handoff, appOrigin + paths.AuthenticateSignIn, appOrigin + paths.IdPCallback} {
-		if resp := b.do(http.MethodGet, u, nil); resp.StatusCode != http.StatusNotFound {
-			t.Errorf("%s: status %d, want 404", u, resp.StatusCode)
-		}
-	}
-}
-
 func TestSignOut_RevokesSessionGrantsAndCookies(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

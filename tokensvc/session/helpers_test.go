@@ -170,11 +170,15 @@ func newEnvOn(t *testing.T, st store.Store, provider *fakeIdP, clk *clock) *env 
 	}
 	e.m = m
 	mux := http.NewServeMux()
-	mux.HandleFunc(paths.SignIn, m.SignIn)
-	mux.HandleFunc(paths.Handoff, m.Handoff)
-	mux.HandleFunc(paths.SignOut, m.SignOut)
-	mux.HandleFunc(paths.AuthenticateSignIn, m.AuthenticateSignIn)
-	mux.HandleFunc(paths.IdPCallback, m.Callback)
+	// The endpoints with their methods; which host serves which is the router's business
+	// (tokensvc/server routes.go, tested there).
+	mux.HandleFunc("GET "+paths.SignIn, m.SignIn)
+	mux.HandleFunc("GET "+paths.Handoff, m.Handoff)
+	mux.HandleFunc("GET "+paths.SignOut, m.SignOutPage)
+	mux.HandleFunc("POST "+paths.SignOut, m.SignOut)
+	mux.HandleFunc("GET "+paths.AuthenticateSignIn, m.AuthenticateSignIn)
+	mux.HandleFunc("GET "+paths.IdPCallback, m.Callback)
+	mux.HandleFunc("POST "+paths.IdPCallback, m.Callback)
 	// Pages needing the session live under /.gateway/, as on a host that serves only
 	// mcp.server routes the session cookie reaches gateway paths alone.
 	mux.HandleFunc("/.gateway/whoami", func(w http.ResponseWriter, r *http.Request) {

@@ -248,7 +248,7 @@ func (g *Gateway) newProxy(route pluginconf.Route, target *url.URL) *httputil.Re
 		FlushInterval: -1,
 		ErrorLog:      slog.NewLogLogger(g.logger.Handler(), slog.LevelWarn),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			g.logger.Warn("upstream unreachable", "route", route.ID, "err", err)
+			g.logger.Warn("upstream unreachable", "route", route.ID, "error", err)
 			writeError(w, http.StatusBadGateway, "bad_gateway", "the upstream of this route is unreachable")
 		},
 	}

@@ -77,7 +77,7 @@ func (g *Gateway) boundBody(w http.ResponseWriter, r *http.Request) {
 	}
 	rc := http.NewResponseController(w)
 	if err := rc.SetReadDeadline(time.Now().Add(d)); err != nil {
-		g.logger.Warn("cannot bound the request body", "err", err)
+		g.logger.Warn("cannot bound the request body", "error", err)
 		return
 	}
 	r.Body = &deadlineBody{ReadCloser: r.Body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}

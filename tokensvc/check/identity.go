@@ -1,4 +1,4 @@
-package server
+package check
 
 import (
 	"bytes"
@@ -10,10 +10,10 @@ import (
 	"github.com/mcpmesh/gateway/tokensvc/store"
 )
 
-// identityOf returns the check API identity of a session. Claims become lists of strings for
+// Identity returns the check API identity of a session. Claims become lists of strings for
 // claim/<name> criteria: a string is one value, a list gives its scalar elements, numbers and
 // booleans are formatted, objects are kept as compact JSON, null is dropped.
-func identityOf(s *store.Session) *checkapi.Identity {
+func Identity(s *store.Session) *checkapi.Identity {
 	id := &checkapi.Identity{Subject: s.Subject, Email: s.Email, Name: s.Name, Groups: s.Groups}
 	if len(s.Claims) == 0 {
 		return id
