@@ -42,7 +42,7 @@ func (s *stream) decide() bool {
 	return true
 }
 
-// rewriteHeaders prepares the request headers for the upstream (DESIGN §2.5): the signed
+// rewriteHeaders prepares the request headers for the upstream (docs/architecture.md, rule 5): the signed
 // assertion; on MCP server routes the External Token never goes on — it is replaced by the
 // Internal Token on upstream_oauth2 routes and removed otherwise; mcp.client backends get the
 // External Token of the browser session; the session cookie is never forwarded.

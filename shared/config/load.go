@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"strings"
@@ -65,13 +66,14 @@ func Load(path string) (*Config, error) {
 	return Parse(data, os.LookupEnv)
 }
 
-// Parse parses and validates a configuration. env supplies the IDP_* overrides (docs/configuration.md)
-// (and SHARED_SECRET, COOKIE_SECRET, AUTHENTICATE_SERVICE_URL); it may be nil.
+// Parse parses and validates a configuration. env supplies the environment overrides of
+// docs/configuration.md (IDP_*, SHARED_SECRET, COOKIE_SECRET, AUTHENTICATE_SERVICE_URL); it may
+// be nil.
 func Parse(data []byte, env LookupEnv) (*Config, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
-		if errors.Is(err, errEOF) || strings.Contains(err.Error(), "EOF") {
+		if errors.Is(err, io.EOF) { // an empty file: every required key is then reported
 			root = yaml.Node{}
 		} else {
 			return nil, &Error{Problems: []Problem{{Message: "not valid YAML: " + err.Error()}}}
@@ -104,8 +106,6 @@ func Parse(data []byte, env LookupEnv) (*Config, error) {
 	}
 	return &c, nil
 }
-
-var errEOF = errors.New("EOF")
 
 // checkNode walks a YAML node against the Go type it decodes into, reporting unknown keys
 // and values of the wrong type with their key path.

@@ -41,8 +41,8 @@ const (
 
 // Paths on the authenticate service host (authenticate_service_url).
 const (
-	// IdPCallback is the redirect URI operators register at the identity provider.
-	IdPCallback = "/oauth2/callback"
+	// IDPCallback is the redirect URI operators register at the identity provider.
+	IDPCallback = "/oauth2/callback"
 	// AuthenticateSignIn starts sign-in at the identity provider.
 	AuthenticateSignIn = "/.gateway/authenticate/sign_in"
 )

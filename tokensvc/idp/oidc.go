@@ -60,14 +60,14 @@ func newOIDC(issuer string, provider config.Provider, cfg *config.Config, client
 	}
 }
 
-// redirectURL is the callback on the authenticate host: its origin + paths.IdPCallback
+// redirectURL is the callback on the authenticate host: its origin + paths.IDPCallback
 // (the token service serves the authenticate host at its root).
 func redirectURL(authenticateServiceURL string) string {
 	u, err := url.Parse(authenticateServiceURL)
 	if err != nil || u.Host == "" {
-		return strings.TrimSuffix(authenticateServiceURL, "/") + paths.IdPCallback
+		return strings.TrimSuffix(authenticateServiceURL, "/") + paths.IDPCallback
 	}
-	return u.Scheme + "://" + u.Host + paths.IdPCallback
+	return u.Scheme + "://" + u.Host + paths.IDPCallback
 }
 
 // Issuer returns the issuer URL the connector discovers and verifies against.

@@ -24,7 +24,7 @@
 //
 // # Why a focused implementation rather than ory/fosite or zitadel/oidc
 //
-// DESIGN §2.10 asks to weigh a framework before writing the core by hand. We
+// docs/architecture.md (rule 10) asks to weigh a framework before writing the core by hand. We
 // weighed ory/fosite and zitadel/oidc/v3/pkg/op and chose a focused
 // implementation on our own store, built from primitives (crypto/rand,
 // crypto/sha256, crypto/subtle through package secret, net/url, html/template,
@@ -86,7 +86,7 @@
 //   - Clients are global across issuers (the store has no issuer column).
 //     Codes and grants bound to a resource are only redeemable at the issuer
 //     that serves the resource; unbound tokens are valid at every route by
-//     design (DESIGN §2.9), so no issuer binding is needed for them.
+//     design (docs/architecture.md, rule 12), so no issuer binding is needed for them.
 //   - Authorization errors are redirected to the client only when its
 //     redirect URI is vouched for. Until client_id and redirect_uri are
 //     verified, always the error page. After that, for an operator-configured

@@ -130,7 +130,7 @@ func (f *fakeSessions) Revalidate(ctx context.Context, id string) (*store.Sessio
 	fn := f.revalidate
 	f.mu.Unlock()
 	if fn == nil {
-		return nil, ErrIdPRefused
+		return nil, ErrIDPRefused
 	}
 	return fn(ctx, id)
 }

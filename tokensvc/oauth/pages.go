@@ -94,7 +94,7 @@ func renderError(w http.ResponseWriter, r *http.Request, status int, title, mess
 	_, _ = w.Write(buf.Bytes())
 }
 
-// renderDomainNotAllowed is the page SPEC prescribes for a URL client ID
+// renderDomainNotAllowed is the page docs/token-service.md describes for a URL client ID
 // outside mcp_allowed_client_id_domains.
 func renderDomainNotAllowed(w http.ResponseWriter, r *http.Request, clientID string) {
 	renderError(w, r, http.StatusBadRequest, "Client not allowed",

@@ -83,8 +83,8 @@ func TestRedTeam_DefaultRegistrationLimitIsBounded(t *testing.T) {
 
 // Attack (confused consent): a client asks for no resource at one route host. The consent
 // page said the application would act "on the MCP servers of" that host, but a token
-// issued without a resource is valid at every MCP server route of the gateway (DESIGN
-// §2.9): the user approved less than the client gets. The page must say what the token
+// issued without a resource is valid at every MCP server route of the gateway
+// (docs/architecture.md, rule 12): the user approved less than the client gets. The page must say what the token
 // will be good for.
 func TestRedTeam_ConsentForAnUnboundTokenSaysEveryServerOfTheGateway(t *testing.T) {
 	t.Parallel()

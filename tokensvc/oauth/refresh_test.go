@@ -89,10 +89,10 @@ func TestToken_RefreshAfterRevocationOrSignOut(t *testing.T) {
 	}
 }
 
-func TestToken_RefreshExpiredSessionIdPRefusesIsInvalidGrant(t *testing.T) {
+func TestToken_RefreshExpiredSessionIDPRefusesIsInvalidGrant(t *testing.T) {
 	t.Parallel()
 	for _, refusal := range []error{
-		fmt.Errorf("idp: refresh token revoked: %w", ErrIdPRefused),
+		fmt.Errorf("idp: refresh token revoked: %w", ErrIDPRefused),
 		fmt.Errorf("session gone: %w", store.ErrNotFound),
 	} {
 		e := newEnv(t)
@@ -112,7 +112,7 @@ func TestToken_RefreshExpiredSessionIdPRefusesIsInvalidGrant(t *testing.T) {
 	}
 }
 
-func TestToken_RefreshExpiredSessionIdPAcceptsIssuesNewTokens(t *testing.T) {
+func TestToken_RefreshExpiredSessionIDPAcceptsIssuesNewTokens(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	c := e.register(nil)
@@ -151,7 +151,7 @@ func TestToken_RefreshExpiredSessionIdPAcceptsIssuesNewTokens(t *testing.T) {
 	}
 }
 
-func TestToken_RefreshIdPUnavailableKeepsRefreshToken(t *testing.T) {
+func TestToken_RefreshIDPUnavailableKeepsRefreshToken(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	c := e.register(nil)

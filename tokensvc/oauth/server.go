@@ -33,11 +33,11 @@ const (
 	clientRouteClientID = "gateway:mcp-client-route"
 )
 
-// ErrIdPRefused is returned (possibly wrapped) by [Sessions.Revalidate] when
+// ErrIDPRefused is returned (possibly wrapped) by [Sessions.Revalidate] when
 // the identity provider refuses to renew the sign-in: its refresh token
 // expired or was revoked, the account is disabled, or the provider denied
 // the refresh. The token endpoint answers invalid_grant.
-var ErrIdPRefused = errors.New("oauth: identity provider refused to revalidate the session")
+var ErrIDPRefused = errors.New("oauth: identity provider refused to revalidate the session")
 
 // ErrInvalidToken is returned by [Server.ValidateAccessToken] for a token
 // that is unknown, expired, revoked, or bound to another resource.
@@ -59,8 +59,8 @@ type Sessions interface {
 	VerifyCSRF(r *http.Request, token string) bool
 	// Revalidate re-checks an expired session with the identity provider
 	// (using its refresh token), updates the stored session (new expiry,
-	// claims, rotated IdP refresh token) and returns it. It returns an error
-	// wrapping ErrIdPRefused when the provider refuses, or store.ErrNotFound
+	// claims, rotated IDP refresh token) and returns it. It returns an error
+	// wrapping ErrIDPRefused when the provider refuses, or store.ErrNotFound
 	// when the session is gone or revoked; any other error is treated as
 	// transient.
 	Revalidate(ctx context.Context, sessionID string) (*store.Session, error)

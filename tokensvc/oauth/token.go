@@ -287,7 +287,7 @@ func (s *Server) liveSession(ctx context.Context, id string) (store.Session, *oa
 	}
 	ns, err := s.sessions.Revalidate(ctx, id)
 	switch {
-	case errors.Is(err, ErrIdPRefused), errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, ErrIDPRefused), errors.Is(err, store.ErrNotFound):
 		s.log.InfoContext(ctx, "oauth: identity provider refused session revalidation", "session_id", id)
 		return store.Session{}, newError(errInvalidGrant, "the identity provider no longer accepts this sign-in; sign in again")
 	case err != nil:

@@ -45,7 +45,7 @@ func originOf(routeID string) string {
 }
 
 // IssueClientToken issues an External Token for the browser session sess,
-// for an mcp.client route's backend (DESIGN §2.5): not bound to a resource,
+// for an mcp.client route's backend (docs/architecture.md, rule 5): not bound to a resource,
 // without refresh, valid for the access token lifetime but never beyond the
 // session's expiry. It is revoked with the session.
 func (s *Server) IssueClientToken(ctx context.Context, sess store.Session) (string, time.Time, error) {

@@ -1,5 +1,5 @@
 // Package secret makes and protects the token service's secrets: opaque random tokens, their
-// SHA-256 hashes (the only form the store keeps) and sealing of stored secrets (IdP tokens,
+// SHA-256 hashes (the only form the store keeps) and sealing of stored secrets (IDP tokens,
 // Internal Tokens) with XChaCha20-Poly1305 under a key derived from shared_secret.
 package secret
 

@@ -13,7 +13,7 @@ import (
 	"github.com/mcpmesh/gateway/tokensvc/store"
 )
 
-// ListedServer is one entry of the route listing (SPEC "Listed MCP server entry").
+// ListedServer is one entry of the route listing (docs/token-service.md).
 type ListedServer struct {
 	Name      string `json:"name"`
 	URL       string `json:"url"`

@@ -255,7 +255,7 @@ func (b *jarBrowser) follow(raw string, stopPrefix string) *httptest.ResponseRec
 	for range 15 {
 		if strings.HasPrefix(raw, "https://idp.example.com/") {
 			u, _ := url.Parse(raw)
-			raw = "https://auth.example.com" + paths.IdPCallback + "?code=" + idpCodeSecret + "&state=" + url.QueryEscape(u.Query().Get("state"))
+			raw = "https://auth.example.com" + paths.IDPCallback + "?code=" + idpCodeSecret + "&state=" + url.QueryEscape(u.Query().Get("state"))
 		}
 		rec := b.do(http.MethodGet, raw, nil, nil)
 		if rec.Code != http.StatusSeeOther && rec.Code != http.StatusFound {

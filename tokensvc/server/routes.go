@@ -83,8 +83,8 @@ func (s *Server) hostRoutes(h *hosts.Host) http.Handler {
 func (s *Server) authenticateHostRoutes(r chi.Router) {
 	r.Get(paths.AuthenticateSignIn, s.sessions.AuthenticateSignIn)
 	r.Head(paths.AuthenticateSignIn, s.sessions.AuthenticateSignIn)
-	r.Get(paths.IdPCallback, s.sessions.Callback)
-	r.Post(paths.IdPCallback, s.sessions.Callback) // response_mode=form_post
+	r.Get(paths.IDPCallback, s.sessions.Callback)
+	r.Post(paths.IDPCallback, s.sessions.Callback) // response_mode=form_post
 }
 
 // routeHostRoutes: every route host, whatever its routes (MCP server, MCP client, plain).

@@ -18,7 +18,7 @@ import (
 func TestEndpoints_OnlyOnTheirHosts(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	for _, u := range []string{"https://auth.example.com" + paths.SignIn, "https://auth.example.com" + paths.Handoff, "https://app.example.com" + paths.AuthenticateSignIn, "https://app.example.com" + paths.IdPCallback} {
+	for _, u := range []string{"https://auth.example.com" + paths.SignIn, "https://auth.example.com" + paths.Handoff, "https://app.example.com" + paths.AuthenticateSignIn, "https://app.example.com" + paths.IDPCallback} {
 		if resp := e.public(http.MethodGet, u, nil); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("%s: status %d, want 404", u, resp.StatusCode)
 		}

@@ -48,7 +48,7 @@ func TestPublic_BrowserSignInThenCheckWithCookie(t *testing.T) {
 	for range 10 {
 		if strings.HasPrefix(next, "https://idp.example.com/") {
 			u, _ := url.Parse(next)
-			next = "https://auth.example.com" + paths.IdPCallback + "?code=c&state=" + url.QueryEscape(u.Query().Get("state"))
+			next = "https://auth.example.com" + paths.IDPCallback + "?code=c&state=" + url.QueryEscape(u.Query().Get("state"))
 		}
 		r := httptest.NewRequest(http.MethodGet, next, nil)
 		for _, c := range jar.Cookies(r.URL) {

@@ -1,7 +1,7 @@
 // Steps 2 and 3 of sign-in (see the package doc), on the authenticate host.
 // paths.AuthenticateSignIn opens the route host's sealed state, checks it names a configured
 // host, and either hands over at once (a live AuthnCookie) or binds a provider state to this
-// browser's FlowCookie and redirects to the identity provider. paths.IdPCallback checks the
+// browser's FlowCookie and redirects to the identity provider. paths.IDPCallback checks the
 // state is sealed, belongs to this browser's flow cookie and was not completed before,
 // exchanges the code with the derived PKCE verifier and nonce, marks the state used, and
 // creates the session and the authenticate host's cookie before the hand-over.
@@ -55,7 +55,7 @@ func (m *Manager) AuthenticateSignIn(w http.ResponseWriter, r *http.Request) {
 	// verifier are derived.
 	flow := m.flowNonce(w, r, m.authn, FlowCookie, "/", m.flowSameSite())
 	st := idpState{Browser: hashString(flow), Flow: secret.NewToken(), SignIn: req}
-	state, err := m.sealState(sealPurposeIdPState, st, signInLifetime)
+	state, err := m.sealState(sealPurposeIDPState, st, signInLifetime)
 	if err != nil {
 		m.internalError(w, r, "seal provider state", err)
 		return
@@ -73,7 +73,7 @@ func (m *Manager) AuthenticateSignIn(w http.ResponseWriter, r *http.Request) {
 	redirect(w, target)
 }
 
-// Callback serves paths.IdPCallback on the authenticate host (GET, or POST for providers
+// Callback serves paths.IDPCallback on the authenticate host (GET, or POST for providers
 // using response_mode=form_post).
 func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
@@ -82,7 +82,7 @@ func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
 	}
 	const over = "This sign-in has expired or was already completed. Go back to the application and sign in again."
 	var st idpState
-	if err := m.openState(sealPurposeIdPState, r.Form.Get("state"), &st); err != nil {
+	if err := m.openState(sealPurposeIDPState, r.Form.Get("state"), &st); err != nil {
 		renderError(w, r, http.StatusBadRequest, over)
 		return
 	}
@@ -95,7 +95,7 @@ func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
 	}
 	// The flow cookie stays: a sign-in in another tab of this browser shares it.
 	flow := cookieValue(r, FlowCookie)
-	switch _, err := m.store.GetOneTime(r.Context(), secret.Hash(st.Flow), kindIdPUsed, m.now()); {
+	switch _, err := m.store.GetOneTime(r.Context(), secret.Hash(st.Flow), kindIDPUsed, m.now()); {
 	case err == nil:
 		m.log.WarnContext(r.Context(), "replayed sign-in callback refused")
 		renderError(w, r, http.StatusBadRequest, over)
@@ -129,7 +129,7 @@ func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
 	// used here, once the provider has signed the user in (never before: that would let
 	// anonymous requests write), and a second completion is refused.
 	err = m.store.PutOneTime(r.Context(), store.OneTime{
-		Hash: secret.Hash(st.Flow), Kind: kindIdPUsed, ExpiresAt: m.now().Add(signInLifetime),
+		Hash: secret.Hash(st.Flow), Kind: kindIDPUsed, ExpiresAt: m.now().Add(signInLifetime),
 	})
 	if errors.Is(err, store.ErrAlreadyExists) {
 		m.log.WarnContext(r.Context(), "replayed sign-in callback refused")

@@ -17,11 +17,11 @@
 //     sealing the flow cookie's hash, a random flow ID and the sign-in request (10
 //     minutes). The OIDC nonce and the PKCE verifier are HMACs of the flow cookie and the
 //     flow ID under a key derived from shared_secret. Nothing is stored.
-//  3. paths.IdPCallback opens the state and checks the flow cookie (a state started in
+//  3. paths.IDPCallback opens the state and checks the flow cookie (a state started in
 //     another browser is refused, and the refusal spends nothing), exchanges the code with
 //     the derived verifier and nonce, marks the flow ID used (a one-time "idp-state-used"
 //     record, written only after the provider redeemed the code; a callback whose flow ID
-//     is marked is refused), creates the store.Session (IdP tokens sealed), and sets
+//     is marked is refused), creates the store.Session (IDP tokens sealed), and sets
 //     _gateway_authn (on /.gateway/authenticate/ only: it signs the browser in on every
 //     route host, so no other request may carry it).
 //  4. The authenticate host stores a one-time "handoff" code (60 s) naming the session,

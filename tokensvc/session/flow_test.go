@@ -71,9 +71,9 @@ func TestSignIn_FullFlowAcrossTwoHosts(t *testing.T) {
 	if !s.ExpiresAt.Equal(store.Time(e.clock.now().Add(time.Hour))) {
 		t.Errorf("session expires %v, want now + cookie_expiration", s.ExpiresAt)
 	}
-	raw, err := e.m.sealer.Open(s.IdPTokens, SealPurposeIdPTokens)
+	raw, err := e.m.sealer.Open(s.IDPTokens, SealPurposeIDPTokens)
 	if err != nil || !strings.Contains(string(raw), "rt-1") {
-		t.Errorf("IdP tokens not sealed as expected: %v", err)
+		t.Errorf("IDP tokens not sealed as expected: %v", err)
 	}
 
 	// The second host signs in without the provider.
@@ -270,7 +270,7 @@ func TestCallback_ProviderErrorShown(t *testing.T) {
 	b := e.browser()
 	_, at := b.follow(appOrigin + paths.SignIn)
 	u, _ := url.Parse(at)
-	resp := b.do(http.MethodGet, authnOrigin+paths.IdPCallback+"?error=access_denied%3Cscript%3E&state="+url.QueryEscape(u.Query().Get("state")), nil)
+	resp := b.do(http.MethodGet, authnOrigin+paths.IDPCallback+"?error=access_denied%3Cscript%3E&state="+url.QueryEscape(u.Query().Get("state")), nil)
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "access_deniedscript") || strings.Contains(string(body), "<script>") {
 		t.Fatalf("status %d body %s", resp.StatusCode, body)
@@ -283,7 +283,7 @@ func TestCallback_FormPost(t *testing.T) {
 	b := e.browser()
 	_, at := b.follow(appOrigin + paths.SignIn + "?return_to=/p")
 	cb, _ := url.Parse(e.idp.login(t, at, "alice"))
-	resp := b.do(http.MethodPost, authnOrigin+paths.IdPCallback, cb.Query())
+	resp := b.do(http.MethodPost, authnOrigin+paths.IDPCallback, cb.Query())
 	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), appOrigin+paths.Handoff) {
 		t.Fatalf("form_post callback: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}

@@ -31,9 +31,9 @@ const (
 	idpAuthURL  = "https://idp.example.com/authorize"
 )
 
-// fakeIdP is an in-package idp.Connector: AuthCodeURL records the flow, login plays the
+// fakeIDP is an in-package idp.Connector: AuthCodeURL records the flow, login plays the
 // user signing in at the provider, Exchange checks code, verifier and nonce.
-type fakeIdP struct {
+type fakeIDP struct {
 	mu          sync.Mutex
 	flows       map[string]fakeFlow // state -> flow
 	codes       map[string]fakeFlow // code -> flow
@@ -53,14 +53,14 @@ type fakeFlow struct {
 	nonce, verifier, subject string
 }
 
-func newFakeIdP() *fakeIdP {
-	return &fakeIdP{flows: map[string]fakeFlow{}, codes: map[string]fakeFlow{}, users: map[string]idp.Identity{
+func newFakeIDP() *fakeIDP {
+	return &fakeIDP{flows: map[string]fakeFlow{}, codes: map[string]fakeFlow{}, users: map[string]idp.Identity{
 		"alice": {Subject: "alice", Email: "alice@example.com", Name: "Alice", Groups: []string{"eng"}, Claims: map[string]any{"sub": "alice", "dept": "r&d"}},
 		"bob":   {Subject: "bob", Email: "bob@example.com", Name: "Bob", Claims: map[string]any{"sub": "bob"}},
 	}}
 }
 
-func (f *fakeIdP) AuthCodeURL(_ context.Context, state, nonce, verifier string) (string, error) {
+func (f *fakeIDP) AuthCodeURL(_ context.Context, state, nonce, verifier string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.unavailable {
@@ -71,7 +71,7 @@ func (f *fakeIdP) AuthCodeURL(_ context.Context, state, nonce, verifier string) 
 }
 
 // login plays the user signing in as subject at authURL; it returns the callback URL.
-func (f *fakeIdP) login(t *testing.T, authURL, subject string) string {
+func (f *fakeIDP) login(t *testing.T, authURL, subject string) string {
 	t.Helper()
 	u, err := url.Parse(authURL)
 	if err != nil || !strings.HasPrefix(authURL, idpAuthURL) {
@@ -88,10 +88,10 @@ func (f *fakeIdP) login(t *testing.T, authURL, subject string) string {
 	code := fmt.Sprintf("code-%d", len(f.codes)+1)
 	f.codes[code] = fl
 	f.logins++
-	return authnOrigin + paths.IdPCallback + "?code=" + code + "&state=" + url.QueryEscape(state)
+	return authnOrigin + paths.IDPCallback + "?code=" + code + "&state=" + url.QueryEscape(state)
 }
 
-func (f *fakeIdP) Exchange(_ context.Context, code, verifier, nonce string) (idp.Identity, idp.Tokens, error) {
+func (f *fakeIDP) Exchange(_ context.Context, code, verifier, nonce string) (idp.Identity, idp.Tokens, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fl, ok := f.codes[code]
@@ -107,7 +107,7 @@ func (f *fakeIdP) Exchange(_ context.Context, code, verifier, nonce string) (idp
 	return f.users[fl.subject], idp.Tokens{AccessToken: "at-" + fl.subject, RefreshToken: "rt-1", IDToken: "idt"}, nil
 }
 
-func (f *fakeIdP) Refresh(_ context.Context, t idp.Tokens) (idp.Identity, idp.Tokens, error) {
+func (f *fakeIDP) Refresh(_ context.Context, t idp.Tokens) (idp.Identity, idp.Tokens, error) {
 	if f.onRefresh != nil {
 		f.onRefresh()
 	}
@@ -136,7 +136,7 @@ type env struct {
 	t       *testing.T
 	cfg     *config.Config
 	store   store.Store
-	idp     *fakeIdP
+	idp     *fakeIDP
 	clock   *clock
 	m       *Manager
 	handler http.Handler
@@ -144,12 +144,12 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	return newEnvOn(t, memory.New(), newFakeIdP(), &clock{t: time.Unix(1_700_000_000, 0)})
+	return newEnvOn(t, memory.New(), newFakeIDP(), &clock{t: time.Unix(1_700_000_000, 0)})
 }
 
 // newEnvOn is newEnv on st with provider and clock; two envs on one store, provider and clock
 // are two replicas of the token service.
-func newEnvOn(t *testing.T, st store.Store, provider *fakeIdP, clk *clock) *env {
+func newEnvOn(t *testing.T, st store.Store, provider *fakeIDP, clk *clock) *env {
 	t.Helper()
 	cfg := &config.Config{
 		RuntimeFlags:           map[string]bool{"mcp": true},
@@ -177,8 +177,8 @@ func newEnvOn(t *testing.T, st store.Store, provider *fakeIdP, clk *clock) *env 
 	mux.HandleFunc("GET "+paths.SignOut, m.SignOutPage)
 	mux.HandleFunc("POST "+paths.SignOut, m.SignOut)
 	mux.HandleFunc("GET "+paths.AuthenticateSignIn, m.AuthenticateSignIn)
-	mux.HandleFunc("GET "+paths.IdPCallback, m.Callback)
-	mux.HandleFunc("POST "+paths.IdPCallback, m.Callback)
+	mux.HandleFunc("GET "+paths.IDPCallback, m.Callback)
+	mux.HandleFunc("POST "+paths.IDPCallback, m.Callback)
 	// Pages needing the session live under /.gateway/, as on a host that serves only
 	// mcp.server routes the session cookie reaches gateway paths alone.
 	mux.HandleFunc("/.gateway/whoami", func(w http.ResponseWriter, r *http.Request) {

@@ -42,18 +42,18 @@ const (
 var authnCookiePath = path.Dir(paths.AuthenticateSignIn) + "/"
 
 // One-time value kinds (store.OneTime.Kind) and lifetimes. The sign-in state before the
-// provider (state.go) is not stored; kindIdPUsed marks a provider state whose sign-in
+// provider (state.go) is not stored; kindIDPUsed marks a provider state whose sign-in
 // completed, written only after the provider redeemed its code.
 const (
 	kindHandoff = "handoff"
-	kindIdPUsed = "idp-state-used"
+	kindIDPUsed = "idp-state-used"
 
 	signInLifetime  = 10 * time.Minute
 	handoffLifetime = 60 * time.Second
 )
 
-// SealPurposeIdPTokens is the secret.Sealer purpose of store.Session.IdPTokens.
-const SealPurposeIdPTokens = "idp-tokens"
+// SealPurposeIDPTokens is the secret.Sealer purpose of store.Session.IDPTokens.
+const SealPurposeIDPTokens = "idp-tokens"
 
 // Manager runs browser sessions. It implements oauth.Sessions and serves the sign-in,
 // handoff, callback and sign-out endpoints. It is safe for concurrent use.
@@ -184,10 +184,10 @@ func (m *Manager) csrfMAC(host, cookie string) []byte {
 	return mac.Sum(nil)
 }
 
-// Revalidate implements oauth.Sessions: it refreshes the session's IdP tokens and, when the
+// Revalidate implements oauth.Sessions: it refreshes the session's IDP tokens and, when the
 // provider agrees, stores the new claims, the (possibly rotated) refresh token and a new
 // expiry of now + cookie_expiration. A refusal revokes the session (and its grants) and
-// returns an error wrapping oauth.ErrIdPRefused and idp.ErrRefused; a session that is gone
+// returns an error wrapping oauth.ErrIDPRefused and idp.ErrRefused; a session that is gone
 // or revoked returns store.ErrNotFound; other errors are transient. Concurrent calls for one
 // session share one refresh.
 func (m *Manager) Revalidate(ctx context.Context, sessionID string) (*store.Session, error) {
@@ -244,7 +244,7 @@ func (m *Manager) revalidate(ctx context.Context, id string) (store.Session, err
 	}
 	s.Version = version
 	s.ExpiresAt = store.Time(s.ExpiresAt)
-	s.IdPTokenExpiry = store.Time(s.IdPTokenExpiry)
+	s.IDPTokenExpiry = store.Time(s.IDPTokenExpiry)
 	return s, nil
 }
 
@@ -267,17 +267,17 @@ func (m *Manager) refuse(ctx context.Context, s store.Session, cause error) erro
 		m.log.ErrorContext(ctx, "revoke grants of refused session", "error", err.Error())
 	}
 	m.log.InfoContext(ctx, "identity provider refused to revalidate the session; session revoked", "sub", s.Subject, "reason", cause.Error())
-	return fmt.Errorf("revalidate session: %w: %w", oauth.ErrIdPRefused, cause)
+	return fmt.Errorf("revalidate session: %w: %w", oauth.ErrIDPRefused, cause)
 }
 
 func (m *Manager) openTokens(s store.Session) (idp.Tokens, error) {
 	var t idp.Tokens
-	raw, err := m.sealer.Open(s.IdPTokens, SealPurposeIdPTokens)
+	raw, err := m.sealer.Open(s.IDPTokens, SealPurposeIDPTokens)
 	if err != nil {
-		return t, fmt.Errorf("%w: stored IdP tokens cannot be opened: %v", idp.ErrRefused, err)
+		return t, fmt.Errorf("%w: stored IDP tokens cannot be opened: %v", idp.ErrRefused, err)
 	}
 	if err := json.Unmarshal(raw, &t); err != nil {
-		return t, fmt.Errorf("%w: stored IdP tokens are malformed: %v", idp.ErrRefused, err)
+		return t, fmt.Errorf("%w: stored IDP tokens are malformed: %v", idp.ErrRefused, err)
 	}
 	return t, nil
 }
@@ -285,10 +285,10 @@ func (m *Manager) openTokens(s store.Session) (idp.Tokens, error) {
 func (m *Manager) sealTokens(s *store.Session, t idp.Tokens) error {
 	raw, err := json.Marshal(t)
 	if err != nil {
-		return fmt.Errorf("encode IdP tokens: %w", err)
+		return fmt.Errorf("encode IDP tokens: %w", err)
 	}
-	s.IdPTokens = m.sealer.Seal(raw, SealPurposeIdPTokens)
-	s.IdPTokenExpiry = t.Expiry
+	s.IDPTokens = m.sealer.Seal(raw, SealPurposeIDPTokens)
+	s.IDPTokenExpiry = t.Expiry
 	return nil
 }
 

@@ -141,7 +141,7 @@ func TestRedTeam_AuthenticateCookieStaysOnItsSignInPath(t *testing.T) {
 	if jarHas(b, authnOrigin+paths.AuthenticateSignIn, AuthnCookie) == nil {
 		t.Fatal("no authenticate cookie on the sign-in path")
 	}
-	for _, p := range []string{"/", "/mcp", paths.IdPCallback, "/.gatewayx"} {
+	for _, p := range []string{"/", "/mcp", paths.IDPCallback, "/.gatewayx"} {
 		if jarHas(b, authnOrigin+p, AuthnCookie) != nil {
 			t.Errorf("the authenticate cookie is sent to %s", p)
 		}
@@ -210,7 +210,7 @@ func TestRedTeam_ConcurrentHandoffRedeemsOnce(t *testing.T) {
 				t.Cleanup(func() { st.Close() })
 				return st
 			}
-			provider, clk := newFakeIdP(), &clock{t: time.Now()}
+			provider, clk := newFakeIDP(), &clock{t: time.Now()}
 			return newEnvOn(t, open(), provider, clk), newEnvOn(t, open(), provider, clk)
 		},
 	} {
@@ -320,7 +320,7 @@ func (c *countingStore) DeleteBrowserCookie(ctx context.Context, hash []byte) er
 func TestRedTeam_AnonymousSignInStartsWriteNothing(t *testing.T) {
 	t.Parallel()
 	cs := newCountingStore()
-	e := newEnvOn(t, cs, newFakeIdP(), &clock{t: time.Unix(1_700_000_000, 0)})
+	e := newEnvOn(t, cs, newFakeIDP(), &clock{t: time.Unix(1_700_000_000, 0)})
 	for i := range 200 {
 		b := e.browser()
 		start := appOrigin + paths.SignIn + "?return_to=/x"
@@ -332,7 +332,7 @@ func TestRedTeam_AnonymousSignInStartsWriteNothing(t *testing.T) {
 			t.Fatalf("start %d did not reach the provider: %s", i, at)
 		}
 		u, _ := url.Parse(at)
-		forged := authnOrigin + paths.IdPCallback + "?code=made-up&state=" + url.QueryEscape(u.Query().Get("state"))
+		forged := authnOrigin + paths.IDPCallback + "?code=made-up&state=" + url.QueryEscape(u.Query().Get("state"))
 		if resp := b.do(http.MethodGet, forged, nil); resp.StatusCode < 400 {
 			t.Fatalf("callback with a made-up code: status %d", resp.StatusCode)
 		}
@@ -375,10 +375,10 @@ func TestRedTeam_SignInStateCannotBeForgedMovedOrReused(t *testing.T) {
 			return authnOrigin + paths.AuthenticateSignIn + "?state=" + url.QueryEscape(flip(signIn))
 		}},
 		"provider state tampered": {bend: func(_, idp string) string {
-			return authnOrigin + paths.IdPCallback + "?code=code-1&state=" + url.QueryEscape(flip(idp))
+			return authnOrigin + paths.IDPCallback + "?code=code-1&state=" + url.QueryEscape(flip(idp))
 		}},
 		"route host state at the callback": {bend: func(signIn, _ string) string {
-			return authnOrigin + paths.IdPCallback + "?code=code-1&state=" + url.QueryEscape(signIn)
+			return authnOrigin + paths.IDPCallback + "?code=code-1&state=" + url.QueryEscape(signIn)
 		}},
 		"provider state at the authenticate host": {bend: func(_, idp string) string {
 			return authnOrigin + paths.AuthenticateSignIn + "?state=" + url.QueryEscape(idp)
@@ -387,10 +387,10 @@ func TestRedTeam_SignInStateCannotBeForgedMovedOrReused(t *testing.T) {
 			return authnOrigin + paths.AuthenticateSignIn + "?state=" + url.QueryEscape(signIn)
 		}},
 		"provider state expired": {wait: signInLifetime, bend: func(_, idp string) string {
-			return authnOrigin + paths.IdPCallback + "?code=code-1&state=" + url.QueryEscape(idp)
+			return authnOrigin + paths.IDPCallback + "?code=code-1&state=" + url.QueryEscape(idp)
 		}},
 		"oversized state": {bend: func(_, _ string) string {
-			return authnOrigin + paths.IdPCallback + "?code=code-1&state=" + strings.Repeat("A", maxStateLen+1)
+			return authnOrigin + paths.IDPCallback + "?code=code-1&state=" + strings.Repeat("A", maxStateLen+1)
 		}},
 	} {
 		t.Run(name, func(t *testing.T) {

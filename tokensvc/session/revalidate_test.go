@@ -73,11 +73,11 @@ func TestRevalidate_RefusalRevokesSession(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name string
-		set  func(*fakeIdP)
+		set  func(*fakeIDP)
 	}{
-		{"invalid_grant", func(f *fakeIdP) { f.refreshErr = fmt.Errorf("refresh: %w: invalid_grant", idp.ErrRefused) }},
-		{"unverifiable ID token", func(f *fakeIdP) { f.refreshErr = fmt.Errorf("refresh: %w: bad signature", idp.ErrInvalidResponse) }},
-		{"another subject", func(f *fakeIdP) { f.refreshID = idp.Identity{Subject: "mallory"} }},
+		{"invalid_grant", func(f *fakeIDP) { f.refreshErr = fmt.Errorf("refresh: %w: invalid_grant", idp.ErrRefused) }},
+		{"unverifiable ID token", func(f *fakeIDP) { f.refreshErr = fmt.Errorf("refresh: %w: bad signature", idp.ErrInvalidResponse) }},
+		{"another subject", func(f *fakeIDP) { f.refreshID = idp.Identity{Subject: "mallory"} }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,8 +91,8 @@ func TestRevalidate_RefusalRevokesSession(t *testing.T) {
 			}
 			tc.set(e.idp)
 			_, err := e.m.Revalidate(ctx, s.ID)
-			if !errors.Is(err, oauth.ErrIdPRefused) {
-				t.Fatalf("err = %v, want oauth.ErrIdPRefused", err)
+			if !errors.Is(err, oauth.ErrIDPRefused) {
+				t.Fatalf("err = %v, want oauth.ErrIDPRefused", err)
 			}
 			if _, err := e.store.GetSession(ctx, s.ID); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("session not revoked: %v", err)
@@ -113,7 +113,7 @@ func TestRevalidate_TransientErrorKeepsSession(t *testing.T) {
 	s := signedInSession(t, e)
 	e.idp.refreshErr = fmt.Errorf("refresh: %w: %w", idp.ErrUnavailable, errTransient)
 	_, err := e.m.Revalidate(context.Background(), s.ID)
-	if err == nil || errors.Is(err, oauth.ErrIdPRefused) {
+	if err == nil || errors.Is(err, oauth.ErrIDPRefused) {
 		t.Fatalf("err = %v, want a transient error", err)
 	}
 	if stored := mustSession(t, e.store, s.ID); !stored.RevokedAt.IsZero() || stored.Version != s.Version {

@@ -44,7 +44,7 @@ import (
 // Seal purposes of the sign-in state (a value sealed for one cannot be opened as the other).
 const (
 	sealPurposeSignInState = "signin-state/v2"
-	sealPurposeIdPState    = "idp-state/v2"
+	sealPurposeIDPState    = "idp-state/v2"
 )
 
 // maxStateLen bounds a sealed state in a URL or form before it is decoded. The largest

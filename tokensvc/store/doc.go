@@ -3,7 +3,7 @@
 //
 // The store keeps only what callers give it. Token values (access tokens,
 // refresh tokens, authorization codes, cookies, one-time values) arrive as
-// SHA-256 hashes computed by the caller; secrets (IdP tokens, Internal
+// SHA-256 hashes computed by the caller; secrets (IDP tokens, Internal
 // Tokens) arrive already sealed. A store never sees a plaintext token.
 //
 // Backends live in subpackages: memory (tests and `storage: {type: memory}`),

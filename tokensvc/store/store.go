@@ -123,8 +123,8 @@ type Session struct {
 	Name           string
 	Groups         []string
 	Claims         []byte // JSON object of the identity claims
-	IdPTokens      []byte // sealed IdP tokens (refresh token included)
-	IdPTokenExpiry time.Time
+	IDPTokens      []byte // sealed IDP tokens (refresh token included)
+	IDPTokenExpiry time.Time
 	CreatedAt      time.Time
 	ExpiresAt      time.Time // cookie_expiration
 	RevokedAt      time.Time // zero: not revoked
@@ -248,11 +248,11 @@ type Sessions interface {
 	// CreateSession stores s with Version 1; ErrAlreadyExists if s.ID is taken.
 	CreateSession(ctx context.Context, s Session) error
 	// GetSession returns the session, EXPIRED ONES INCLUDED: a refresh after
-	// cookie_expiration recreates the session from its stored IdP tokens, so
+	// cookie_expiration recreates the session from its stored IDP tokens, so
 	// the caller checks ExpiresAt itself. ErrNotFound if unknown or revoked.
 	GetSession(ctx context.Context, id string) (Session, error)
 	// UpdateSession replaces the mutable fields of the stored session
-	// (Email, Name, Groups, Claims, IdPTokens, IdPTokenExpiry, ExpiresAt)
+	// (Email, Name, Groups, Claims, IDPTokens, IDPTokenExpiry, ExpiresAt)
 	// with those of s, provided s.Version equals the stored version, and
 	// returns the new version. ErrConflict if the version differs;
 	// ErrNotFound if unknown or revoked.

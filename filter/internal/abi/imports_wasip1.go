@@ -75,9 +75,8 @@ type wasmHost struct {
 // call at a time: the only guest code that can run during one is the allocator, which makes
 // none that write out-parameters.
 type outParams struct {
-	ptr  *byte
-	a, b uint32
-	u64  uint64
+	ptr *byte
+	a   uint32
 }
 
 // buffer returns the (pointer, length) pair the last call wrote to ptr and a, and clears the

@@ -403,7 +403,7 @@ func (s *Store) UpdateSession(ctx context.Context, sess store.Session) (int64, e
 		return 0, fmt.Errorf("update session: %w", store.ErrConflict)
 	}
 	cur.Email, cur.Name, cur.Groups, cur.Claims = in.Email, in.Name, in.Groups, in.Claims
-	cur.IdPTokens, cur.IdPTokenExpiry, cur.ExpiresAt = in.IdPTokens, in.IdPTokenExpiry, in.ExpiresAt
+	cur.IDPTokens, cur.IDPTokenExpiry, cur.ExpiresAt = in.IDPTokens, in.IDPTokenExpiry, in.ExpiresAt
 	cur.Version++
 	s.sessions[in.ID] = cur
 	return cur.Version, nil

@@ -16,8 +16,8 @@ const sessionColumns = `s.id, s.subject, s.email, s.name, s.groups, s.claims, s.
 	s.idp_token_expiry, s.created_at, s.expires_at, s.revoked_at, s.version`
 
 func sessionDest(s *store.Session) []any {
-	return []any{&s.ID, &s.Subject, &s.Email, &s.Name, &s.Groups, &s.Claims, &s.IdPTokens,
-		tsDest{&s.IdPTokenExpiry}, tsDest{&s.CreatedAt}, tsDest{&s.ExpiresAt}, tsDest{&s.RevokedAt}, &s.Version}
+	return []any{&s.ID, &s.Subject, &s.Email, &s.Name, &s.Groups, &s.Claims, &s.IDPTokens,
+		tsDest{&s.IDPTokenExpiry}, tsDest{&s.CreatedAt}, tsDest{&s.ExpiresAt}, tsDest{&s.RevokedAt}, &s.Version}
 }
 
 // CreateSession implements [store.Sessions].
@@ -29,8 +29,8 @@ func (s *Store) CreateSession(ctx context.Context, sess store.Session) error {
 	_, err = s.pool.Exec(ctx, `INSERT INTO sessions (id, subject, email, name, groups, claims,
 		idp_tokens, idp_token_expiry, created_at, expires_at, revoked_at, version)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1)`,
-		sess.ID, sess.Subject, sess.Email, sess.Name, list(sess.Groups), blob(sess.Claims), blob(sess.IdPTokens),
-		ts(sess.IdPTokenExpiry), ts(sess.CreatedAt), ts(sess.ExpiresAt), ts(sess.RevokedAt))
+		sess.ID, sess.Subject, sess.Email, sess.Name, list(sess.Groups), blob(sess.Claims), blob(sess.IDPTokens),
+		ts(sess.IDPTokenExpiry), ts(sess.CreatedAt), ts(sess.ExpiresAt), ts(sess.RevokedAt))
 	if err != nil {
 		return insertErr("create session", err)
 	}
@@ -58,8 +58,8 @@ func (s *Store) UpdateSession(ctx context.Context, sess store.Session) (int64, e
 	err = s.pool.QueryRow(ctx, `UPDATE sessions SET email = $1, name = $2, groups = $3, claims = $4,
 		idp_tokens = $5, idp_token_expiry = $6, expires_at = $7, version = version + 1
 		WHERE id = $8 AND version = $9 AND revoked_at IS NULL RETURNING version`,
-		sess.Email, sess.Name, list(sess.Groups), blob(sess.Claims), blob(sess.IdPTokens),
-		ts(sess.IdPTokenExpiry), ts(sess.ExpiresAt), sess.ID, sess.Version).Scan(&version)
+		sess.Email, sess.Name, list(sess.Groups), blob(sess.Claims), blob(sess.IDPTokens),
+		ts(sess.IDPTokenExpiry), ts(sess.ExpiresAt), sess.ID, sess.Version).Scan(&version)
 	if err == nil {
 		return version, nil
 	}

@@ -16,7 +16,7 @@ const sessionColumns = `s.id, s.subject, s.email, s.name, s.groups_json, s.claim
 
 func sessionDest(s *store.Session) []any {
 	return []any{&s.ID, &s.Subject, &s.Email, &s.Name, jsonList{&s.Groups}, blobDest{&s.Claims},
-		blobDest{&s.IdPTokens}, nullTime{&s.IdPTokenExpiry}, nullTime{&s.CreatedAt}, nullTime{&s.ExpiresAt},
+		blobDest{&s.IDPTokens}, nullTime{&s.IDPTokenExpiry}, nullTime{&s.CreatedAt}, nullTime{&s.ExpiresAt},
 		nullTime{&s.RevokedAt}, &s.Version}
 }
 
@@ -33,8 +33,8 @@ func (s *Store) CreateSession(ctx context.Context, sess store.Session) error {
 	_, err = s.w.ExecContext(ctx, `INSERT INTO sessions (id, subject, email, name, groups_json, claims,
 		idp_tokens, idp_token_expiry, created_at, expires_at, revoked_at, version)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
-		sess.ID, sess.Subject, sess.Email, sess.Name, groups, blob(sess.Claims), blob(sess.IdPTokens),
-		ts(sess.IdPTokenExpiry), ts(sess.CreatedAt), ts(sess.ExpiresAt), ts(sess.RevokedAt))
+		sess.ID, sess.Subject, sess.Email, sess.Name, groups, blob(sess.Claims), blob(sess.IDPTokens),
+		ts(sess.IDPTokenExpiry), ts(sess.CreatedAt), ts(sess.ExpiresAt), ts(sess.RevokedAt))
 	if err != nil {
 		return insertErr("create session", err)
 	}
@@ -67,7 +67,7 @@ func (s *Store) UpdateSession(ctx context.Context, sess store.Session) (int64, e
 		err := tx.QueryRowContext(ctx, `UPDATE sessions SET email = ?, name = ?, groups_json = ?, claims = ?,
 			idp_tokens = ?, idp_token_expiry = ?, expires_at = ?, version = version + 1
 			WHERE id = ? AND version = ? AND revoked_at IS NULL RETURNING version`,
-			sess.Email, sess.Name, groups, blob(sess.Claims), blob(sess.IdPTokens), ts(sess.IdPTokenExpiry),
+			sess.Email, sess.Name, groups, blob(sess.Claims), blob(sess.IDPTokens), ts(sess.IDPTokenExpiry),
 			ts(sess.ExpiresAt), sess.ID, sess.Version).Scan(&version)
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err

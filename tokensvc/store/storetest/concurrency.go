@@ -130,7 +130,7 @@ func testSessionConcurrentUpdate(t *testing.T, s store.Store) {
 	sess := newSession(t, s)
 	errs := race(func(i int) error {
 		upd := sess
-		upd.IdPTokens = []byte{byte(i)}
+		upd.IDPTokens = []byte{byte(i)}
 		_, err := s.UpdateSession(ctx(t), upd)
 		return err
 	})

@@ -33,8 +33,8 @@ func testSessionUpdate(t *testing.T, s store.Store) {
 	upd := sess
 	upd.Subject, upd.CreatedAt = "someone-else", t0.Add(time.Hour) // immutable: ignored
 	upd.Email, upd.Name, upd.Groups = "ada@new.example.com", "Ada L.", []string{"eng"}
-	upd.Claims, upd.IdPTokens = []byte(`{"sub":"user-1"}`), []byte("rotated-sealed")
-	upd.IdPTokenExpiry, upd.ExpiresAt = t0.Add(2*time.Hour), t0.Add(30*time.Hour)
+	upd.Claims, upd.IDPTokens = []byte(`{"sub":"user-1"}`), []byte("rotated-sealed")
+	upd.IDPTokenExpiry, upd.ExpiresAt = t0.Add(2*time.Hour), t0.Add(30*time.Hour)
 	v, err := s.UpdateSession(ctx(t), upd)
 	wantErr(t, "update session", err, nil)
 	wantEqual(t, "new version", v, int64(2))

@@ -123,8 +123,8 @@ func newSession(t testing.TB, s store.Store) store.Session {
 		Name:           "Ada",
 		Groups:         []string{"eng", "admins"},
 		Claims:         []byte(`{"sub":"user-1","hd":"example.com"}`),
-		IdPTokens:      []byte{0, 1, 2, 0xff, 0xfe},
-		IdPTokenExpiry: t0.Add(time.Hour),
+		IDPTokens:      []byte{0, 1, 2, 0xff, 0xfe},
+		IDPTokenExpiry: t0.Add(time.Hour),
 		CreatedAt:      t0,
 		ExpiresAt:      t0.Add(14 * time.Hour),
 	}
@@ -217,8 +217,8 @@ func normAccess(a store.AccessToken) store.AccessToken {
 }
 
 func normSession(s store.Session, version int64) store.Session {
-	s.Groups, s.Claims, s.IdPTokens = normStrings(s.Groups), normBytes(s.Claims), normBytes(s.IdPTokens)
-	s.IdPTokenExpiry, s.CreatedAt = store.Time(s.IdPTokenExpiry), store.Time(s.CreatedAt)
+	s.Groups, s.Claims, s.IDPTokens = normStrings(s.Groups), normBytes(s.Claims), normBytes(s.IDPTokens)
+	s.IDPTokenExpiry, s.CreatedAt = store.Time(s.IDPTokenExpiry), store.Time(s.CreatedAt)
 	s.ExpiresAt, s.RevokedAt = store.Time(s.ExpiresAt), store.Time(s.RevokedAt)
 	s.Version = version
 	return s

@@ -175,8 +175,8 @@ func TestGateway(t *testing.T) {
 			t.Fatalf("new access token: %d", r.StatusCode)
 		}
 		c.Token = next
-		s.IdP.Disable(t, "alice")
-		defer s.IdP.Enable(t, "alice")
+		s.IDP.Disable(t, "alice")
+		defer s.IDP.Enable(t, "alice")
 		s.advance(2 * time.Hour)
 		if _, err := c.refresh(ctx); !isInvalidGrant(err) {
 			t.Fatalf("refresh with the account disabled at the provider: %v, want invalid_grant", err)

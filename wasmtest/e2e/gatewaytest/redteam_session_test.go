@@ -19,8 +19,8 @@ import (
 // returns the client; the provider logs Alice in again afterwards.
 func signInAs(t *testing.T, s *stack, sub, resource string) *client {
 	t.Helper()
-	s.IdP.LoginAs(t, sub)
-	defer s.IdP.LoginAs(t, "alice")
+	s.IDP.LoginAs(t, sub)
+	defer s.IDP.LoginAs(t, "alice")
 	return signIn(t, s, resource)
 }
 

@@ -26,7 +26,7 @@ import (
 
 // stack is a running gateway with its identity provider and upstreams.
 type stack struct {
-	IdP *harness.IdP
+	IDP *harness.IDP
 	// AuthURL is the authenticate host; MCPOrigin the MCP server route host.
 	AuthURL, MCPOrigin string
 	// OpenURL is the permissive MCP route, RestrictedURL the route with the recommended
@@ -79,7 +79,7 @@ func startStackWith(t *testing.T, opts stackOptions) *stack {
 	s := &stack{AppRequests: make(chan *http.Request, 16)}
 	// Tokens outlive the clock jumps of the session-expiry test (the token service's clock runs
 	// ahead of the provider's there).
-	s.IdP = harness.StartIdP(t, harness.IdPOptions{IDTokenTTL: 24 * time.Hour, AccessTokenTTL: 24 * time.Hour})
+	s.IDP = harness.StartIDP(t, harness.IDPOptions{IDTokenTTL: 24 * time.Hour, AccessTokenTTL: 24 * time.Hour})
 	s.Everything = harness.StartEverythingServer(t)
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -156,7 +156,7 @@ routes:
     to: %s
     policy: {allow: {and: [{authenticated_user: true}]}}
     mcp: {client: {}}%s
-`, s.AuthURL, secret(), secret(), s.IdP.Issuer, s.IdP.ClientID, s.IdP.ClientSecret,
+`, s.AuthURL, secret(), secret(), s.IDP.Issuer, s.IDP.ClientID, s.IDP.ClientSecret,
 		filepath.Join(t.TempDir(), "gateway.db"),
 		s.OpenURL, s.Everything, s.RestrictedURL, s.Everything, s.AppURL, app.URL, tsRoutes)
 	cfg, err := config.Parse([]byte(yaml), nil)

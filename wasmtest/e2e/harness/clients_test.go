@@ -18,20 +18,20 @@ import (
 )
 
 // protectedMCP is a minimal OAuth-protected MCP resource server for the harness's own tests:
-// it publishes protected resource metadata naming the test IdP (acting as an MCP
+// it publishes protected resource metadata naming the test IDP (acting as an MCP
 // authorization server with dynamic registration and JWT access tokens for this resource),
 // answers 401 with resource_metadata without a valid token, and proxies valid requests to an
 // MCP server. It stands in for the gateway so the client flows can be proven before it exists.
 type protectedMCP struct {
 	URL string
-	IdP *IdP
+	IDP *IDP
 
 	mu       sync.Mutex
 	tokens   []string // distinct access tokens accepted, in first-use order
 	rejected int
 }
 
-func startProtectedMCP(t *testing.T, upstreamMCP string, opts IdPOptions) *protectedMCP {
+func startProtectedMCP(t *testing.T, upstreamMCP string, opts IDPOptions) *protectedMCP {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -41,8 +41,8 @@ func startProtectedMCP(t *testing.T, upstreamMCP string, opts IdPOptions) *prote
 	resource := base + "/mcp"
 	opts.Registration = true
 	opts.Resources = []string{resource}
-	idp := StartIdP(t, opts)
-	p := &protectedMCP{URL: resource, IdP: idp}
+	idp := StartIDP(t, opts)
+	p := &protectedMCP{URL: resource, IDP: idp}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -148,7 +148,7 @@ func checkFullFlow(t *testing.T, res *ClientResult, p *protectedMCP) {
 
 func TestTSClient_FullFlowAgainstOAuthProtectedServer(t *testing.T) {
 	t.Parallel()
-	p := startProtectedMCP(t, StartEverythingServer(t), IdPOptions{})
+	p := startProtectedMCP(t, StartEverythingServer(t), IDPOptions{})
 	res, err := RunTSClient(t, ClientOptions{URL: p.URL, Tool: "test_simple_text"})
 	if err != nil {
 		t.Fatalf("%v\nbrowser: %v", err, res.Browser)
@@ -163,7 +163,7 @@ func TestTSClient_FullFlowAgainstOAuthProtectedServer(t *testing.T) {
 
 func TestTSClient_ConsentFormDeniedFails(t *testing.T) {
 	t.Parallel()
-	p := startProtectedMCP(t, StartEverythingServer(t), IdPOptions{ConsentForm: true})
+	p := startProtectedMCP(t, StartEverythingServer(t), IDPOptions{ConsentForm: true})
 	res, err := RunTSClient(t, ClientOptions{URL: p.URL, Tool: "test_simple_text", Deny: true})
 	if err == nil {
 		t.Fatalf("flow succeeded after the user denied consent: %+v", res)
@@ -178,7 +178,7 @@ func TestTSClient_ConsentFormDeniedFails(t *testing.T) {
 
 func TestGoClient_FullFlowAgainstOAuthProtectedServer(t *testing.T) {
 	t.Parallel()
-	p := startProtectedMCP(t, StartEverythingServer(t), IdPOptions{})
+	p := startProtectedMCP(t, StartEverythingServer(t), IDPOptions{})
 	res, err := RunGoClient(t, ClientOptions{URL: p.URL, Tool: "test_simple_text"})
 	if err != nil {
 		t.Fatalf("%v\nbrowser: %v", err, res.Browser)
@@ -189,7 +189,7 @@ func TestGoClient_FullFlowAgainstOAuthProtectedServer(t *testing.T) {
 
 func TestGoClient_ConsentFormDeniedFails(t *testing.T) {
 	t.Parallel()
-	p := startProtectedMCP(t, StartEverythingServer(t), IdPOptions{ConsentForm: true})
+	p := startProtectedMCP(t, StartEverythingServer(t), IDPOptions{ConsentForm: true})
 	res, err := RunGoClient(t, ClientOptions{URL: p.URL, Tool: "test_simple_text", Deny: true})
 	if err == nil {
 		t.Fatalf("flow succeeded after the user denied consent: %+v", res)
@@ -207,7 +207,7 @@ func TestGoClient_ConsentFormDeniedFails(t *testing.T) {
 func TestClients_PreregisteredConfidentialClient(t *testing.T) {
 	t.Parallel()
 	secret := rand.Text()
-	p := startProtectedMCP(t, StartEverythingServer(t), IdPOptions{Clients: []IdPClient{{
+	p := startProtectedMCP(t, StartEverythingServer(t), IDPOptions{Clients: []IDPClient{{
 		ClientID:     "mcp-static",
 		ClientSecret: secret,
 		// Loopback redirect URIs match any port, so each client's ephemeral callback fits.
@@ -243,10 +243,10 @@ func TestClients_DisabledAccountRefreshIsInvalidGrant(t *testing.T) {
 		"typescript": RunTSClient,
 		"go":         RunGoClient,
 	} {
-		p := startProtectedMCP(t, upstream, IdPOptions{})
+		p := startProtectedMCP(t, upstream, IDPOptions{})
 		res, err := run(t, ClientOptions{
 			URL: p.URL, Tool: "test_simple_text",
-			BeforeRefresh: func() { p.IdP.Disable(t, "alice") },
+			BeforeRefresh: func() { p.IDP.Disable(t, "alice") },
 		})
 		if err == nil {
 			t.Errorf("%s: flow succeeded with a disabled account: %+v", name, res)

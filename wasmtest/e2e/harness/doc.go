@@ -17,16 +17,16 @@
 //
 // # Pieces
 //
-//   - [StartIdP] runs wasmtest/e2e/node/idp.mjs: an OpenID provider on 127.0.0.1 (issuer
+//   - [StartIDP] runs wasmtest/e2e/node/idp.mjs: an OpenID provider on 127.0.0.1 (issuer
 //     http://127.0.0.1:PORT) with static clients, users [Alice] (logs in by default, group
 //     engineering) and [Bob] (group sales), automatic login and consent (or, with
-//     IdPOptions.ConsentForm, an HTML form with buttons action=approve / action=deny), claims
+//     IDPOptions.ConsentForm, an HTML form with buttons action=approve / action=deny), claims
 //     sub, email, email_verified, name, groups (in the ID token and at userinfo), refresh tokens
 //     for offline_access (prompt=consent is added when missing) rotated on every use, and test
-//     hooks: [IdP.Disable] (refresh gives invalid_grant, sign-in gives access_denied),
-//     [IdP.Revoke], [IdP.Enable], [IdP.LoginAs]. Loopback redirect URIs of static clients match
+//     hooks: [IDP.Disable] (refresh gives invalid_grant, sign-in gives access_denied),
+//     [IDP.Revoke], [IDP.Enable], [IDP.LoginAs]. Loopback redirect URIs of static clients match
 //     any port (RFC 8252 section 7.3), so http://127.0.0.1/callback/path can be registered before
-//     the gateway's port is known. With IdPOptions.Registration and Resources it also acts as an
+//     the gateway's port is known. With IDPOptions.Registration and Resources it also acts as an
 //     MCP authorization server (dynamic registration, RFC 8707 JWT access tokens).
 //   - [StartEverythingServer] builds (once per test binary, into wasmtest/e2e/.work/bin) and
 //     runs the Go SDK's conformance/everything-server with -stateless=false on a free loopback
@@ -62,7 +62,7 @@
 //
 // # Facts learned building it
 //
-// Cookies are kept per host, not per port (RFC 6265), as in a real browser: an IdP and a
+// Cookies are kept per host, not per port (RFC 6265), as in a real browser: an IDP and a
 // gateway on 127.0.0.1 share one cookie jar in a [Browser], so their cookie names must differ.
 //
 // A plain httputil.ReverseProxy that streams request bodies in front of the everything-server

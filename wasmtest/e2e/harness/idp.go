@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// IdPClient is a client registered statically with the test OpenID provider.
-type IdPClient struct {
+// IDPClient is a client registered statically with the test OpenID provider.
+type IDPClient struct {
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret,omitempty"`
 	// RedirectURIs are compared exactly, except that http://127.0.0.1 and http://[::1]
@@ -28,8 +28,8 @@ type IdPClient struct {
 	GrantTypes []string `json:"grant_types,omitempty"`
 }
 
-// IdPUser is a test account of the OpenID provider; its fields are the claims it returns.
-type IdPUser struct {
+// IDPUser is a test account of the OpenID provider; its fields are the claims it returns.
+type IDPUser struct {
 	Sub           string   `json:"sub"`
 	Email         string   `json:"email,omitempty"`
 	EmailVerified bool     `json:"email_verified"`
@@ -39,23 +39,23 @@ type IdPUser struct {
 
 // Alice returns the default test user, the one the provider logs in unless told otherwise:
 // sub "alice", alice@example.com (verified), name "Alice Example", groups ["engineering"].
-func Alice() IdPUser {
-	return IdPUser{Sub: "alice", Email: "alice@example.com", EmailVerified: true, Name: "Alice Example", Groups: []string{"engineering"}}
+func Alice() IDPUser {
+	return IDPUser{Sub: "alice", Email: "alice@example.com", EmailVerified: true, Name: "Alice Example", Groups: []string{"engineering"}}
 }
 
 // Bob returns the second test user: sub "bob", bob@example.com (verified), name
 // "Bob Example", groups ["sales"].
-func Bob() IdPUser {
-	return IdPUser{Sub: "bob", Email: "bob@example.com", EmailVerified: true, Name: "Bob Example", Groups: []string{"sales"}}
+func Bob() IDPUser {
+	return IDPUser{Sub: "bob", Email: "bob@example.com", EmailVerified: true, Name: "Bob Example", Groups: []string{"sales"}}
 }
 
-// IdPOptions configures StartIdP. The zero value gives one confidential client
+// IDPOptions configures StartIDP. The zero value gives one confidential client
 // (ClientID "gateway-e2e", a random secret, redirect URI http://127.0.0.1/oauth2/callback on any
 // port) and the users Alice (who logs in) and Bob.
-type IdPOptions struct {
-	Clients []IdPClient
-	// Users; the first is logged in automatically (see IdP.LoginAs).
-	Users []IdPUser
+type IDPOptions struct {
+	Clients []IDPClient
+	// Users; the first is logged in automatically (see IDP.LoginAs).
+	Users []IDPUser
 	// ConsentForm shows an HTML consent form (buttons action=approve / action=deny) instead
 	// of granting consent automatically.
 	ConsentForm bool
@@ -70,11 +70,11 @@ type IdPOptions struct {
 	ResourceScope string
 }
 
-// DefaultRedirectURI is the redirect URI of the default IdP client.
+// DefaultRedirectURI is the redirect URI of the default IDP client.
 const DefaultRedirectURI = "http://127.0.0.1/oauth2/callback"
 
-// IdP is a running test OpenID provider (wasmtest/e2e/node/idp.mjs).
-type IdP struct {
+// IDP is a running test OpenID provider (wasmtest/e2e/node/idp.mjs).
+type IDP struct {
 	// Issuer is http://127.0.0.1:PORT (no trailing slash); discovery is at
 	// Issuer + "/.well-known/openid-configuration".
 	Issuer string
@@ -82,7 +82,7 @@ type IdP struct {
 	ClientID, ClientSecret string
 	RedirectURIs           []string
 	// Clients are all static clients, with generated secrets filled in.
-	Clients []IdPClient
+	Clients []IDPClient
 
 	adminToken string
 	proc       *process
@@ -90,8 +90,8 @@ type IdP struct {
 
 type idpConfig struct {
 	Port            int         `json:"port"`
-	Clients         []IdPClient `json:"clients"`
-	Users           []IdPUser   `json:"users"`
+	Clients         []IDPClient `json:"clients"`
+	Users           []IDPUser   `json:"users"`
 	ConsentForm     bool        `json:"consentForm"`
 	AccessTokenTTL  int64       `json:"accessTokenTTL,omitempty"`
 	IDTokenTTL      int64       `json:"idTokenTTL,omitempty"`
@@ -102,19 +102,19 @@ type idpConfig struct {
 	AdminToken      string      `json:"adminToken"`
 }
 
-// StartIdP starts the test OpenID provider on a free 127.0.0.1 port and waits until it
+// StartIDP starts the test OpenID provider on a free 127.0.0.1 port and waits until it
 // serves. It is stopped when the test ends.
-func StartIdP(t testing.TB, opts IdPOptions) *IdP {
+func StartIDP(t testing.TB, opts IDPOptions) *IDP {
 	t.Helper()
 	node := Node22Bin(t)
 	script := nodeScript(t, "idp.mjs")
-	clients := append([]IdPClient(nil), opts.Clients...)
+	clients := append([]IDPClient(nil), opts.Clients...)
 	if len(clients) == 0 {
-		clients = []IdPClient{{ClientID: "gateway-e2e", ClientSecret: rand.Text(), RedirectURIs: []string{DefaultRedirectURI}}}
+		clients = []IDPClient{{ClientID: "gateway-e2e", ClientSecret: rand.Text(), RedirectURIs: []string{DefaultRedirectURI}}}
 	}
-	users := append([]IdPUser(nil), opts.Users...)
+	users := append([]IDPUser(nil), opts.Users...)
 	if len(users) == 0 {
-		users = []IdPUser{Alice(), Bob()}
+		users = []IDPUser{Alice(), Bob()}
 	}
 	for i := range users {
 		if users[i].Groups == nil {
@@ -135,7 +135,7 @@ func StartIdP(t testing.TB, opts IdPOptions) *IdP {
 	}
 	raw, err := json.Marshal(cfg)
 	if err != nil {
-		t.Fatalf("harness: encode IdP config: %v", err)
+		t.Fatalf("harness: encode IDP config: %v", err)
 	}
 	cmd := exec.Command(node, script)
 	cmd.Dir = NodeDir(t)
@@ -146,9 +146,9 @@ func StartIdP(t testing.TB, opts IdPOptions) *IdP {
 		return strings.TrimSpace(v), ok
 	}, 30*time.Second)
 	if _, err := url.Parse(issuer); err != nil || !strings.HasPrefix(issuer, "http://127.0.0.1:") {
-		t.Fatalf("harness: IdP printed a bad issuer %q", issuer)
+		t.Fatalf("harness: IDP printed a bad issuer %q", issuer)
 	}
-	return &IdP{
+	return &IDP{
 		Issuer:       issuer,
 		ClientID:     clients[0].ClientID,
 		ClientSecret: clients[0].ClientSecret,
@@ -161,44 +161,44 @@ func StartIdP(t testing.TB, opts IdPOptions) *IdP {
 
 // Disable disables the account sub and revokes its grants: its refresh tokens are refused
 // with invalid_grant and new logins as sub end with access_denied.
-func (p *IdP) Disable(t testing.TB, sub string) {
+func (p *IDP) Disable(t testing.TB, sub string) {
 	t.Helper()
 	p.hook(t, "disable", sub)
 }
 
 // Enable re-enables a disabled account (revoked grants stay revoked).
-func (p *IdP) Enable(t testing.TB, sub string) {
+func (p *IDP) Enable(t testing.TB, sub string) {
 	t.Helper()
 	p.hook(t, "enable", sub)
 }
 
 // Revoke revokes every grant of sub (its refresh tokens are refused with invalid_grant) but
 // leaves the account usable.
-func (p *IdP) Revoke(t testing.TB, sub string) {
+func (p *IDP) Revoke(t testing.TB, sub string) {
 	t.Helper()
 	p.hook(t, "revoke", sub)
 }
 
 // LoginAs makes the automatic login pick sub from now on. A browser that already has a session
 // cookie at the provider stays logged in as before: use a new Browser.
-func (p *IdP) LoginAs(t testing.TB, sub string) {
+func (p *IDP) LoginAs(t testing.TB, sub string) {
 	t.Helper()
 	p.hook(t, "login-as", sub)
 }
 
 // Output returns what the provider has logged so far.
-func (p *IdP) Output() string {
+func (p *IDP) Output() string {
 	return p.proc.output.String()
 }
 
-func (p *IdP) hook(t testing.TB, op, sub string) {
+func (p *IDP) hook(t testing.TB, op, sub string) {
 	t.Helper()
 	if err := p.callHook(op, sub); err != nil {
-		t.Fatalf("harness: IdP %s %s: %v", op, sub, err)
+		t.Fatalf("harness: IDP %s %s: %v", op, sub, err)
 	}
 }
 
-func (p *IdP) callHook(op, sub string) error {
+func (p *IDP) callHook(op, sub string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	u := p.Issuer + "/test/" + op + "?sub=" + url.QueryEscape(sub)

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// rp is a relying party of the test IdP built from x/oauth2 and go-oidc, as the gateway's
+// rp is a relying party of the test IDP built from x/oauth2 and go-oidc, as the gateway's
 // token service will be.
 type rp struct {
 	cfg      oauth2.Config
@@ -23,7 +23,7 @@ type rp struct {
 	issuer   string
 }
 
-func newRP(ctx context.Context, t *testing.T, idp *IdP) *rp {
+func newRP(ctx context.Context, t *testing.T, idp *IDP) *rp {
 	t.Helper()
 	provider, err := oidc.NewProvider(ctx, idp.Issuer)
 	if err != nil {
@@ -133,7 +133,7 @@ func claimsOf(t *testing.T, idt *oidc.IDToken) userClaims {
 	return c
 }
 
-func checkUser(t *testing.T, got userClaims, want IdPUser) {
+func checkUser(t *testing.T, got userClaims, want IDPUser) {
 	t.Helper()
 	if got.Sub != want.Sub || got.Email != want.Email || got.EmailVerified != want.EmailVerified ||
 		got.Name != want.Name || !slices.Equal(got.Groups, want.Groups) {
@@ -158,10 +158,10 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
-func TestIdP_AuthorizationCodePKCE_IDTokenAndRotatingRefresh(t *testing.T) {
+func TestIDP_AuthorizationCodePKCE_IDTokenAndRotatingRefresh(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	idp := StartIdP(t, IdPOptions{})
+	idp := StartIDP(t, IDPOptions{})
 	r := newRP(ctx, t, idp)
 
 	tok, idt := r.login(ctx, t, NewBrowser())
@@ -199,10 +199,10 @@ func TestIdP_AuthorizationCodePKCE_IDTokenAndRotatingRefresh(t *testing.T) {
 	wantInvalidGrant(t, err, "refresh after reuse was detected")
 }
 
-func TestIdP_WrongPKCEVerifierIsInvalidGrant(t *testing.T) {
+func TestIDP_WrongPKCEVerifierIsInvalidGrant(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	idp := StartIdP(t, IdPOptions{})
+	idp := StartIDP(t, IDPOptions{})
 	r := newRP(ctx, t, idp)
 	cb, err := r.authorize(ctx, NewBrowser())
 	if err != nil {
@@ -212,10 +212,10 @@ func TestIdP_WrongPKCEVerifierIsInvalidGrant(t *testing.T) {
 	wantInvalidGrant(t, err, "code exchange with the wrong PKCE verifier")
 }
 
-func TestIdP_DisabledAccountRefreshIsInvalidGrant(t *testing.T) {
+func TestIDP_DisabledAccountRefreshIsInvalidGrant(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	idp := StartIdP(t, IdPOptions{})
+	idp := StartIDP(t, IDPOptions{})
 	r := newRP(ctx, t, idp)
 	b := NewBrowser()
 	tok, _ := r.login(ctx, t, b)
@@ -244,10 +244,10 @@ func TestIdP_DisabledAccountRefreshIsInvalidGrant(t *testing.T) {
 	}
 }
 
-func TestIdP_RevokedGrantRefreshIsInvalidGrant(t *testing.T) {
+func TestIDP_RevokedGrantRefreshIsInvalidGrant(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	idp := StartIdP(t, IdPOptions{})
+	idp := StartIDP(t, IDPOptions{})
 	r := newRP(ctx, t, idp)
 	b := NewBrowser()
 	tok, _ := r.login(ctx, t, b)
@@ -261,10 +261,10 @@ func TestIdP_RevokedGrantRefreshIsInvalidGrant(t *testing.T) {
 	}
 }
 
-func TestIdP_ConsentFormAndLoginAs(t *testing.T) {
+func TestIDP_ConsentFormAndLoginAs(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	idp := StartIdP(t, IdPOptions{ConsentForm: true})
+	idp := StartIDP(t, IDPOptions{ConsentForm: true})
 	idp.LoginAs(t, "bob")
 	r := newRP(ctx, t, idp)
 

@@ -137,8 +137,8 @@ func Session(s store.Session) (store.Session, error) {
 func CopySession(s store.Session) store.Session {
 	s.Groups = Strings(s.Groups)
 	s.Claims = Bytes(s.Claims)
-	s.IdPTokens = Bytes(s.IdPTokens)
-	s.IdPTokenExpiry = store.Time(s.IdPTokenExpiry)
+	s.IDPTokens = Bytes(s.IDPTokens)
+	s.IDPTokenExpiry = store.Time(s.IDPTokenExpiry)
 	s.CreatedAt = store.Time(s.CreatedAt)
 	s.ExpiresAt = store.Time(s.ExpiresAt)
 	s.RevokedAt = store.Time(s.RevokedAt)
