@@ -1,41 +1,13 @@
 package plugin_test
 
 import (
-	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/mcpmesh/gateway/filter/plugin/plugintest"
+	"github.com/mcpmesh/gateway/shared/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with testdata/golden/name; with -update (go test ./filter/plugin
-// -update) it rewrites the file instead.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from %s:\ngot:\n%s\nwant:\n%s\n(check the change, then rewrite it with go test -update)", t.Name(), path, got, want)
-	}
-}
 
 // TestGolden_JSONRPCErrorReplies: the JSON-RPC error replies the filter makes on MCP server
 // routes (403 denied, 404 unknown session, 400 unreadable body), each in
@@ -79,7 +51,7 @@ func TestGolden_JSONRPCErrorReplies(t *testing.T) {
 			}
 			var out strings.Builder
 			out.WriteString("content-type: " + r.ReplyHeaders["content-type"] + "\n\n" + r.Body + "\n")
-			golden(t, strconv.Itoa(tt.status)+"-"+tt.name+".json", []byte(out.String()))
+			golden.Check(t, strconv.Itoa(tt.status)+"-"+tt.name+".json", []byte(out.String()))
 		})
 	}
 }

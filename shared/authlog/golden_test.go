@@ -1,40 +1,12 @@
 package authlog
 
 import (
-	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/mcpmesh/gateway/shared/golden"
 	"github.com/mcpmesh/gateway/shared/policy"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with testdata/golden/name; with -update (go test ./shared/authlog
-// -update) it rewrites the file instead.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from %s:\ngot:\n%s\nwant:\n%s\n(check the change, then rewrite it with go test -update)", t.Name(), path, got, want)
-	}
-}
 
 // goldenRecords are records with every field set: a denied tool call, an allowed one, and
 // one whose strings need escaping (quotes, a newline, NEL, U+2028, invalid UTF-8).
@@ -86,7 +58,7 @@ func TestGolden_Records(t *testing.T) {
 			for _, r := range goldenRecords() {
 				out = append(tt.append(out, r), '\n')
 			}
-			golden(t, "records.jsonl", out)
+			golden.Check(t, "records.jsonl", out)
 		})
 	}
 }

@@ -3,15 +3,11 @@ package oauth
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/mcpmesh/gateway/shared/golden"
 	"github.com/mcpmesh/gateway/shared/paths"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 // TestMetadata_Golden pins the metadata documents as clients read them (RFC 8414 and
 // RFC 9728): a change of a member shows up as a diff of the golden file. Run with -update to
@@ -34,27 +30,6 @@ func TestMetadata_Golden(t *testing.T) {
 			t.Fatalf("%s: %v", tc.url, err)
 		}
 		pretty.WriteByte('\n')
-		golden(t, filepath.Join("testdata", "golden", tc.file), pretty.Bytes())
-	}
-}
-
-// golden compares got with the file at path, or rewrites the file with -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run Golden -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n got: %s\nwant: %s", path, got, want)
+		golden.Check(t, tc.file, pretty.Bytes())
 	}
 }
