@@ -39,13 +39,12 @@ type Identity struct {
 
 // Signer signs assertions. It is safe for concurrent use.
 type Signer struct {
-	issuer   string
-	key      *ecdsa.PrivateKey
-	kid      string
-	signer   jose.Signer
-	jwks     []byte
-	lifetime time.Duration
-	now      func() time.Time
+	issuer string
+	key    *ecdsa.PrivateKey
+	kid    string
+	signer jose.Signer
+	jwks   []byte
+	now    func() time.Time
 }
 
 // Option configures a Signer.
@@ -53,10 +52,6 @@ type Option func(*Signer)
 
 // WithClock sets the clock (default time.Now).
 func WithClock(now func() time.Time) Option { return func(s *Signer) { s.now = now } }
-
-// WithLifetime sets the assertion lifetime; values above MaxLifetime or not positive are
-// replaced by MaxLifetime.
-func WithLifetime(d time.Duration) Option { return func(s *Signer) { s.lifetime = d } }
 
 // New returns the Signer of cfg: issuer authenticate_service_url, key derived from
 // shared_secret.
@@ -92,12 +87,9 @@ func NewFromSeed(seed []byte, issuer string, opts ...Option) (*Signer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("assertion: encode JWKS: %w", err)
 	}
-	s := &Signer{issuer: issuer, key: key, kid: jwk.KeyID, signer: signer, jwks: jwks, lifetime: MaxLifetime, now: time.Now}
+	s := &Signer{issuer: issuer, key: key, kid: jwk.KeyID, signer: signer, jwks: jwks, now: time.Now}
 	for _, o := range opts {
 		o(s)
-	}
-	if s.lifetime <= 0 || s.lifetime > MaxLifetime {
-		s.lifetime = MaxLifetime
 	}
 	return s, nil
 }
@@ -144,7 +136,7 @@ func (s *Signer) Sign(audience string, id Identity, notAfter time.Time) (string,
 		return "", time.Time{}, errors.New("assertion: audience and subject are required")
 	}
 	now := s.now()
-	exp := now.Add(s.lifetime).Truncate(time.Second)
+	exp := now.Add(MaxLifetime).Truncate(time.Second)
 	if !notAfter.IsZero() && notAfter.Before(exp) {
 		exp = notAfter.Truncate(time.Second)
 	}

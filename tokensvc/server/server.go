@@ -59,12 +59,9 @@ type Option func(*options)
 type options struct {
 	now        func() time.Time
 	logger     *slog.Logger
-	client     *http.Client
 	store      store.Store
 	connector  idp.Connector
-	upstream   UpstreamTokens
 	gcInterval time.Duration
-	oauthOpts  []oauth.Option
 }
 
 // WithClock sets the clock of every component (default time.Now).
@@ -74,10 +71,6 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 // request ID once (reqid.NewHandler).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
-// WithHTTPClient sets the client for requests to the identity provider (default: a client
-// with DefaultHTTPTimeout).
-func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.client = c } }
-
 // WithStore makes the server use st instead of opening cfg.Storage. The caller keeps
 // ownership: Close does not close it.
 func WithStore(st store.Store) Option { return func(o *options) { o.store = st } }
@@ -85,17 +78,8 @@ func WithStore(st store.Store) Option { return func(o *options) { o.store = st }
 // WithConnector makes the server use c instead of the connector idp.New builds (tests).
 func WithConnector(c idp.Connector) Option { return func(o *options) { o.connector = c } }
 
-// WithUpstreamTokens sets the source of Internal Tokens (default: the store, unsealed, no
-// refresh).
-func WithUpstreamTokens(u UpstreamTokens) Option { return func(o *options) { o.upstream = u } }
-
 // WithGCInterval sets how often expired records are deleted (default DefaultGCInterval).
 func WithGCInterval(d time.Duration) Option { return func(o *options) { o.gcInterval = d } }
-
-// WithOAuthOptions passes options to oauth.New (for example oauth.WithDocumentClient).
-func WithOAuthOptions(opts ...oauth.Option) Option {
-	return func(o *options) { o.oauthOpts = append(o.oauthOpts, opts...) }
-}
 
 // New builds the token service for a validated cfg. It opens the configured store unless
 // WithStore is given; Close releases it.
@@ -108,9 +92,6 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Server, erro
 		o.logger = slog.Default()
 	}
 	log := slog.New(reqid.NewHandler(o.logger.Handler()))
-	if o.client == nil {
-		o.client = &http.Client{Timeout: DefaultHTTPTimeout}
-	}
 	s := &Server{cfg: cfg, hosts: hosts.NewTable(cfg), filterKey: cfg.FilterKey(), now: o.now, log: log, gcEvery: o.gcInterval}
 	s.store, s.ownsStore = o.store, false
 	if s.store == nil {
@@ -130,7 +111,7 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Server, erro
 func (s *Server) build(ctx context.Context, o options) error {
 	conn := o.connector
 	if conn == nil {
-		c, err := idp.New(ctx, s.cfg, o.client, idp.WithClock(o.now), idp.WithLogger(s.log))
+		c, err := idp.New(ctx, s.cfg, &http.Client{Timeout: DefaultHTTPTimeout}, idp.WithClock(o.now), idp.WithLogger(s.log))
 		if err != nil {
 			return fmt.Errorf("identity provider: %w", err)
 		}
@@ -141,18 +122,15 @@ func (s *Server) build(ctx context.Context, o options) error {
 		return err
 	}
 	s.sessions = sm
-	s.oauth = oauth.New(s.cfg, s.store, sm, append([]oauth.Option{oauth.WithClock(o.now), oauth.WithLogger(s.log)}, o.oauthOpts...)...)
+	s.oauth = oauth.New(s.cfg, s.store, sm, oauth.WithClock(o.now), oauth.WithLogger(s.log))
 	if s.signer, err = assertion.New(s.cfg, assertion.WithClock(o.now)); err != nil {
 		return err
 	}
-	upstream := o.upstream
-	if upstream == nil {
-		sealer, err := secret.NewSealer(s.cfg.DeriveKey("seal"))
-		if err != nil {
-			return err
-		}
-		upstream = &storeUpstream{store: s.store, sealer: sealer, now: o.now}
+	sealer, err := secret.NewSealer(s.cfg.DeriveKey("seal"))
+	if err != nil {
+		return err
 	}
+	upstream := &storeUpstream{store: s.store, sealer: sealer, now: o.now}
 	s.checker = check.New(s.cfg, s.store, s.oauth, upstream, s.signer, o.now)
 	s.public = s.publicRoutes()
 	s.internal = s.internalRoutes()
@@ -183,14 +161,8 @@ func openStore(ctx context.Context, c config.Storage) (store.Store, error) {
 // Store returns the server's store.
 func (s *Server) Store() store.Store { return s.store }
 
-// Sessions returns the browser-session manager.
-func (s *Server) Sessions() *session.Manager { return s.sessions }
-
 // OAuth returns the authorization server.
 func (s *Server) OAuth() *oauth.Server { return s.oauth }
-
-// Signer returns the assertion signer.
-func (s *Server) Signer() *assertion.Signer { return s.signer }
 
 // PublicHandler serves the gateway paths on configured hosts (see the package doc).
 func (s *Server) PublicHandler() http.Handler { return s.public }

@@ -186,11 +186,6 @@ func (p *IDP) LoginAs(t testing.TB, sub string) {
 	p.hook(t, "login-as", sub)
 }
 
-// Output returns what the provider has logged so far.
-func (p *IDP) Output() string {
-	return p.proc.output.String()
-}
-
 func (p *IDP) hook(t testing.TB, op, sub string) {
 	t.Helper()
 	if err := p.callHook(op, sub); err != nil {

