@@ -33,7 +33,7 @@ func newBackendServer(tb testing.TB, backend string) (*Server, *config.Config) {
 	case "postgres":
 		cfg.Storage = config.Storage{Type: "postgres", DSN: pgtest.DSN(tb)}
 	}
-	srv, err := New(context.Background(), cfg, WithConnector(nopConnector{}), WithLogger(slog.New(slog.DiscardHandler)))
+	srv, err := New(context.Background(), cfg, WithConnector(newIDP()), WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/idp"
+	"github.com/mcpmesh/gateway/tokensvc/idp/idptest"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 	"github.com/mcpmesh/gateway/tokensvc/store/memory"
@@ -76,17 +78,12 @@ type testClock struct {
 func (c *testClock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *testClock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
-// nopConnector is an idp.Connector for tests that never reach the provider.
-type nopConnector struct{}
-
-func (nopConnector) AuthCodeURL(context.Context, string, string, string) (string, error) {
-	return "https://idp.example.com/authorize", nil
-}
-func (nopConnector) Exchange(context.Context, string, string, string) (idp.Identity, idp.Tokens, error) {
-	return idp.Identity{}, idp.Tokens{}, idp.ErrRefused
-}
-func (nopConnector) Refresh(context.Context, idp.Tokens) (idp.Identity, idp.Tokens, error) {
-	return idp.Identity{}, idp.Tokens{}, idp.ErrRefused
+// newIDP returns the fake identity provider of these tests. Nobody signs in at it unless a
+// test sets SignInAs, so it redeems no code; it refuses every refresh.
+func newIDP() *idptest.Connector {
+	p := idptest.New("https://auth.example.com" + paths.IDPCallback)
+	p.RefreshErr = fmt.Errorf("refresh: %w", idp.ErrRefused)
+	return p
 }
 
 type testEnv struct {
@@ -104,7 +101,7 @@ func newTestEnv(t testing.TB) *testEnv {
 		t.Fatal(err)
 	}
 	e := &testEnv{t: t, cfg: cfg, store: memory.New(), clock: &testClock{t: time.Unix(1_700_000_000, 0)}}
-	e.srv, err = New(context.Background(), cfg, WithStore(e.store), WithConnector(nopConnector{}),
+	e.srv, err = New(context.Background(), cfg, WithStore(e.store), WithConnector(newIDP()),
 		WithClock(e.clock.now), WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)

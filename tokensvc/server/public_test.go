@@ -217,7 +217,7 @@ func TestServer_GCLoopDeletesExpiredRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newTestEnv(t)
-	srv, err := New(context.Background(), cfg, WithStore(e.store), WithConnector(nopConnector{}), WithClock(e.clock.now),
+	srv, err := New(context.Background(), cfg, WithStore(e.store), WithConnector(newIDP()), WithClock(e.clock.now),
 		WithLogger(slog.New(slog.DiscardHandler)), WithGCInterval(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +242,7 @@ func TestNew_OpensConfiguredSQLiteStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(context.Background(), cfg, WithConnector(nopConnector{}), WithLogger(slog.New(slog.DiscardHandler)))
+	srv, err := New(context.Background(), cfg, WithConnector(newIDP()), WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}

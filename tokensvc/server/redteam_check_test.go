@@ -79,7 +79,7 @@ func TestCheck_RedTeamAnswersAndLogsNeverCarryThePresentedCredential(t *testing.
 	var logs bytes.Buffer
 	st := memory.New()
 	clock := &testClock{t: time.Unix(1_700_000_000, 0)}
-	srv, err := New(context.Background(), cfg, WithStore(st), WithConnector(nopConnector{}), WithClock(clock.now),
+	srv, err := New(context.Background(), cfg, WithStore(st), WithConnector(newIDP()), WithClock(clock.now),
 		WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	if err != nil {
 		t.Fatal(err)

@@ -95,7 +95,7 @@ func newRedTeamEnv(t *testing.T, yaml string) *testEnv {
 		t.Fatal(err)
 	}
 	e := &testEnv{t: t, cfg: cfg, store: memory.New(), clock: &testClock{t: time.Unix(1_700_000_000, 0)}}
-	e.srv, err = New(context.Background(), cfg, WithStore(e.store), WithConnector(nopConnector{}),
+	e.srv, err = New(context.Background(), cfg, WithStore(e.store), WithConnector(newIDP()),
 		WithClock(e.clock.now), WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
@@ -182,24 +182,13 @@ func TestRedTeam_ErrorPageShowsTheServiceRequestIDNotTheClients(t *testing.T) {
 	}
 }
 
-// secretConnector signs everyone in as alice with distinctive provider tokens.
-type secretConnector struct{ nopConnector }
-
+// Distinctive provider tokens and code, to search the logs for.
 const (
 	idpAccessSecret  = "idp-access-token-d4c1b5f0e2"
 	idpRefreshSecret = "idp-refresh-token-9a8b7c6d5e"
 	idpIDTokenSecret = "idp-id-token-77aa88bb99cc"
 	idpCodeSecret    = "idp-code-0f1e2d3c4b5a"
 )
-
-func (secretConnector) AuthCodeURL(_ context.Context, state, _, _ string) (string, error) {
-	return "https://idp.example.com/authorize?state=" + url.QueryEscape(state), nil
-}
-
-func (secretConnector) Exchange(context.Context, string, string, string) (idp.Identity, idp.Tokens, error) {
-	return idp.Identity{Subject: "alice", Email: "alice@example.com", Claims: map[string]any{"sub": "alice"}},
-		idp.Tokens{AccessToken: idpAccessSecret, RefreshToken: idpRefreshSecret, IDToken: idpIDTokenSecret}, nil
-}
 
 // jarBrowser drives the public handler with a cookie jar and records every secret-looking
 // value it sees (cookies, query parameters of redirects, form fields).
@@ -286,7 +275,10 @@ func TestRedTeam_NoSecretOfAWholeSessionReachesTheLogs(t *testing.T) {
 	var logMu sync.Mutex
 	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: &logs, mu: &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clock := &testClock{t: time.Unix(1_700_000_000, 0)}
-	srv, err := New(context.Background(), cfg, WithStore(memory.New()), WithConnector(secretConnector{}), WithClock(clock.now), WithLogger(logger))
+	provider := newIDP() // signs everyone in as alice with the distinctive tokens
+	provider.SignInAs = "alice"
+	provider.Tokens = idp.Tokens{AccessToken: idpAccessSecret, RefreshToken: idpRefreshSecret, IDToken: idpIDTokenSecret}
+	srv, err := New(context.Background(), cfg, WithStore(memory.New()), WithConnector(provider), WithClock(clock.now), WithLogger(logger))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,21 +14,8 @@ import (
 	"github.com/mcpmesh/gateway/shared/checkapi"
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/shared/paths"
-	"github.com/mcpmesh/gateway/tokensvc/idp"
 	"github.com/mcpmesh/gateway/tokensvc/store/memory"
 )
-
-// loginConnector signs everyone in as alice once they reach the provider.
-type loginConnector struct{ nopConnector }
-
-func (loginConnector) AuthCodeURL(_ context.Context, state, _, _ string) (string, error) {
-	return "https://idp.example.com/authorize?state=" + url.QueryEscape(state), nil
-}
-
-func (loginConnector) Exchange(context.Context, string, string, string) (idp.Identity, idp.Tokens, error) {
-	return idp.Identity{Subject: "alice", Email: "alice@example.com", Name: "Alice", Groups: []string{"eng"}, Claims: map[string]any{"sub": "alice"}},
-		idp.Tokens{AccessToken: "a", RefreshToken: "r"}, nil
-}
 
 // TestPublic_BrowserSignInThenCheckWithCookie runs the browser sign-in through the public
 // handler and then asks the check API about the cookie it set.
@@ -39,7 +26,9 @@ func TestPublic_BrowserSignInThenCheckWithCookie(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := &testClock{t: time.Unix(1_700_000_000, 0)}
-	srv, err := New(context.Background(), cfg, WithStore(memory.New()), WithConnector(loginConnector{}), WithClock(clock.now), WithLogger(slog.New(slog.DiscardHandler)))
+	provider := newIDP()
+	provider.SignInAs = "alice" // everyone who reaches the provider signs in as alice, whatever the code
+	srv, err := New(context.Background(), cfg, WithStore(memory.New()), WithConnector(provider), WithClock(clock.now), WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}

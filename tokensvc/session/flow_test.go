@@ -34,7 +34,7 @@ func TestSignIn_FullFlowAcrossTwoHosts(t *testing.T) {
 		t.Fatalf("authenticate host did not send to the provider: %s", at)
 	}
 	// Provider -> callback -> handoff -> return_to.
-	cb := b.do(http.MethodGet, e.idp.login(t, at, "alice"), nil)
+	cb := b.do(http.MethodGet, e.idp.Login(t, at, "alice"), nil)
 	if cb.StatusCode != http.StatusSeeOther || !strings.HasPrefix(cb.Header.Get("Location"), appOrigin+paths.Handoff+"?code=") {
 		t.Fatalf("callback: %d Location %q", cb.StatusCode, cb.Header.Get("Location"))
 	}
@@ -80,8 +80,8 @@ func TestSignIn_FullFlowAcrossTwoHosts(t *testing.T) {
 	if at := b.signIn(mcpOrigin, "/mcp", "ignored"); at != mcpOrigin+"/mcp" {
 		t.Fatalf("second host ended at %s", at)
 	}
-	if e.idp.logins != 1 {
-		t.Errorf("provider logins = %d, want 1 (the authenticate session is reused)", e.idp.logins)
+	if e.idp.Logins() != 1 {
+		t.Errorf("provider logins = %d, want 1 (the authenticate session is reused)", e.idp.Logins())
 	}
 	if sub, _ := b.whoami(mcpOrigin); sub != "alice" {
 		t.Errorf("mcp host: signed in as %q", sub)
@@ -98,7 +98,7 @@ func TestRedirectToSignIn_ReturnsToTheRequestedPage(t *testing.T) {
 	e := newEnv(t)
 	b := e.browser()
 	_, at := b.follow(mcpOrigin + "/.gateway/protected?client_id=abc&state=xyz")
-	_, at = b.follow(e.idp.login(t, at, "bob"))
+	_, at = b.follow(e.idp.Login(t, at, "bob"))
 	if at != mcpOrigin+"/.gateway/protected?client_id=abc&state=xyz" {
 		t.Fatalf("ended at %s", at)
 	}
@@ -113,7 +113,7 @@ func TestSignIn_ProviderStateFromAnotherBrowserRefused(t *testing.T) {
 	e := newEnv(t)
 	attacker, victim := e.browser(), e.browser()
 	_, at := attacker.follow(appOrigin + paths.SignIn + "?return_to=/")
-	callback := e.idp.login(t, at, "bob") // the attacker's own account
+	callback := e.idp.Login(t, at, "bob") // the attacker's own account
 	resp := victim.do(http.MethodGet, callback, nil)
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("victim completing the attacker's callback: status %d, want 403", resp.StatusCode)
@@ -136,7 +136,7 @@ func TestHandoff_FromAnotherBrowserRefused(t *testing.T) {
 	e := newEnv(t)
 	attacker, victim := e.browser(), e.browser()
 	_, at := attacker.follow(appOrigin + paths.SignIn + "?return_to=/")
-	cb := attacker.do(http.MethodGet, e.idp.login(t, at, "bob"), nil)
+	cb := attacker.do(http.MethodGet, e.idp.Login(t, at, "bob"), nil)
 	handoffURL := cb.Header.Get("Location")
 	// Login CSRF: the victim is lured to the attacker's handoff link.
 	if resp := victim.do(http.MethodGet, handoffURL, nil); resp.StatusCode != http.StatusForbidden {
@@ -177,7 +177,7 @@ func TestHandoff_CodeForAnotherHostRefused(t *testing.T) {
 	e := newEnv(t)
 	b := e.browser()
 	_, at := b.follow(appOrigin + paths.SignIn + "?return_to=/")
-	cb := b.do(http.MethodGet, e.idp.login(t, at, "alice"), nil)
+	cb := b.do(http.MethodGet, e.idp.Login(t, at, "alice"), nil)
 	u, _ := url.Parse(cb.Header.Get("Location"))
 	stolen := mcpOrigin + paths.Handoff + "?" + u.RawQuery
 	if resp := b.do(http.MethodGet, stolen, nil); resp.StatusCode != http.StatusBadRequest {
@@ -248,15 +248,15 @@ func TestCurrent_ExpiredSessionIsSignedOut(t *testing.T) {
 	}
 	// The authenticate session expired too: the provider is asked again.
 	b.signIn(appOrigin, "/", "alice")
-	if e.idp.logins != 2 {
-		t.Errorf("logins = %d, want 2", e.idp.logins)
+	if e.idp.Logins() != 2 {
+		t.Errorf("logins = %d, want 2", e.idp.Logins())
 	}
 }
 
 func TestSignIn_ProviderUnavailable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.idp.unavailable = true
+	e.idp.Unavailable = true
 	resp, _ := e.browser().follow(appOrigin + paths.SignIn + "?return_to=/a")
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `href="https://app.example.com/.gateway/sign_in?return_to=%2Fa"`) {
@@ -282,7 +282,7 @@ func TestCallback_FormPost(t *testing.T) {
 	e := newEnv(t)
 	b := e.browser()
 	_, at := b.follow(appOrigin + paths.SignIn + "?return_to=/p")
-	cb, _ := url.Parse(e.idp.login(t, at, "alice"))
+	cb, _ := url.Parse(e.idp.Login(t, at, "alice"))
 	resp := b.do(http.MethodPost, authnOrigin+paths.IDPCallback, cb.Query())
 	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), appOrigin+paths.Handoff) {
 		t.Fatalf("form_post callback: %d %q", resp.StatusCode, resp.Header.Get("Location"))
@@ -335,8 +335,8 @@ func TestSignOut_RevokesSessionGrantsAndCookies(t *testing.T) {
 	}
 	// The authenticate session is gone too: the provider is asked again.
 	b.signIn(appOrigin, "/", "alice")
-	if e.idp.logins != 2 {
-		t.Errorf("logins = %d, want 2", e.idp.logins)
+	if e.idp.Logins() != 2 {
+		t.Errorf("logins = %d, want 2", e.idp.Logins())
 	}
 }
 
@@ -379,10 +379,10 @@ func TestSignIn_TwoTabsOfOneBrowserBothComplete(t *testing.T) {
 	b := e.browser()
 	_, at1 := b.follow(appOrigin + paths.SignIn + "?return_to=/one")
 	_, at2 := b.follow(mcpOrigin + paths.SignIn + "?return_to=/two")
-	if _, end := b.follow(e.idp.login(t, at1, "alice")); end != appOrigin+"/one" {
+	if _, end := b.follow(e.idp.Login(t, at1, "alice")); end != appOrigin+"/one" {
 		t.Fatalf("first tab ended at %s", end)
 	}
-	if _, end := b.follow(e.idp.login(t, at2, "alice")); end != mcpOrigin+"/two" {
+	if _, end := b.follow(e.idp.Login(t, at2, "alice")); end != mcpOrigin+"/two" {
 		t.Fatalf("second tab ended at %s", end)
 	}
 }

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -19,7 +18,7 @@ import (
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
-	"github.com/mcpmesh/gateway/tokensvc/idp"
+	"github.com/mcpmesh/gateway/tokensvc/idp/idptest"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 	"github.com/mcpmesh/gateway/tokensvc/store/memory"
 )
@@ -28,97 +27,12 @@ const (
 	authnOrigin = "https://auth.example.com"
 	appOrigin   = "https://app.example.com"
 	mcpOrigin   = "https://mcp.example.com"
-	idpAuthURL  = "https://idp.example.com/authorize"
+	idpAuthURL  = idptest.AuthURL
 )
 
-// fakeIDP is an in-package idp.Connector: AuthCodeURL records the flow, login plays the
-// user signing in at the provider, Exchange checks code, verifier and nonce.
-type fakeIDP struct {
-	mu          sync.Mutex
-	flows       map[string]fakeFlow // state -> flow
-	codes       map[string]fakeFlow // code -> flow
-	users       map[string]idp.Identity
-	logins      int
-	unavailable bool
-	refreshErr  error
-	refreshID   idp.Identity
-	refreshes   int
-	lastRefresh idp.Tokens
-	onRefresh   func() // runs before Refresh answers, outside the lock
-	// reusableCodes plays a provider that lets a code be redeemed more than once.
-	reusableCodes bool
-}
-
-type fakeFlow struct {
-	nonce, verifier, subject string
-}
-
-func newFakeIDP() *fakeIDP {
-	return &fakeIDP{flows: map[string]fakeFlow{}, codes: map[string]fakeFlow{}, users: map[string]idp.Identity{
-		"alice": {Subject: "alice", Email: "alice@example.com", Name: "Alice", Groups: []string{"eng"}, Claims: map[string]any{"sub": "alice", "dept": "r&d"}},
-		"bob":   {Subject: "bob", Email: "bob@example.com", Name: "Bob", Claims: map[string]any{"sub": "bob"}},
-	}}
-}
-
-func (f *fakeIDP) AuthCodeURL(_ context.Context, state, nonce, verifier string) (string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.unavailable {
-		return "", fmt.Errorf("discover: %w", idp.ErrUnavailable)
-	}
-	f.flows[state] = fakeFlow{nonce: nonce, verifier: verifier}
-	return idpAuthURL + "?state=" + url.QueryEscape(state), nil
-}
-
-// login plays the user signing in as subject at authURL; it returns the callback URL.
-func (f *fakeIDP) login(t *testing.T, authURL, subject string) string {
-	t.Helper()
-	u, err := url.Parse(authURL)
-	if err != nil || !strings.HasPrefix(authURL, idpAuthURL) {
-		t.Fatalf("not the provider's authorization URL: %q", authURL)
-	}
-	state := u.Query().Get("state")
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	fl, ok := f.flows[state]
-	if !ok {
-		t.Fatalf("unknown state at the provider")
-	}
-	fl.subject = subject
-	code := fmt.Sprintf("code-%d", len(f.codes)+1)
-	f.codes[code] = fl
-	f.logins++
-	return authnOrigin + paths.IDPCallback + "?code=" + code + "&state=" + url.QueryEscape(state)
-}
-
-func (f *fakeIDP) Exchange(_ context.Context, code, verifier, nonce string) (idp.Identity, idp.Tokens, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	fl, ok := f.codes[code]
-	if !f.reusableCodes {
-		delete(f.codes, code)
-	}
-	if !ok || subtle.ConstantTimeCompare([]byte(fl.verifier), []byte(verifier)) != 1 {
-		return idp.Identity{}, idp.Tokens{}, fmt.Errorf("exchange: %w: invalid_grant", idp.ErrRefused)
-	}
-	if fl.nonce != nonce {
-		return idp.Identity{}, idp.Tokens{}, fmt.Errorf("exchange: %w: nonce", idp.ErrInvalidResponse)
-	}
-	return f.users[fl.subject], idp.Tokens{AccessToken: "at-" + fl.subject, RefreshToken: "rt-1", IDToken: "idt"}, nil
-}
-
-func (f *fakeIDP) Refresh(_ context.Context, t idp.Tokens) (idp.Identity, idp.Tokens, error) {
-	if f.onRefresh != nil {
-		f.onRefresh()
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.refreshes++
-	f.lastRefresh = t
-	if f.refreshErr != nil {
-		return idp.Identity{}, idp.Tokens{}, f.refreshErr
-	}
-	return f.refreshID, idp.Tokens{AccessToken: "at-new", RefreshToken: fmt.Sprintf("rt-%d", f.refreshes+1), IDToken: "idt-new"}, nil
+// newFakeIDP returns the fake provider, which redirects back to the authenticate host.
+func newFakeIDP() *idptest.Connector {
+	return idptest.New(authnOrigin + paths.IDPCallback)
 }
 
 // clock is a settable test clock.
@@ -136,7 +50,7 @@ type env struct {
 	t       *testing.T
 	cfg     *config.Config
 	store   store.Store
-	idp     *fakeIDP
+	idp     *idptest.Connector
 	clock   *clock
 	m       *Manager
 	handler http.Handler
@@ -149,7 +63,7 @@ func newEnv(t *testing.T) *env {
 
 // newEnvOn is newEnv on st with provider and clock; two envs on one store, provider and clock
 // are two replicas of the token service.
-func newEnvOn(t *testing.T, st store.Store, provider *fakeIDP, clk *clock) *env {
+func newEnvOn(t *testing.T, st store.Store, provider *idptest.Connector, clk *clock) *env {
 	t.Helper()
 	cfg := &config.Config{
 		RuntimeFlags:           map[string]bool{"mcp": true},
@@ -264,7 +178,7 @@ func (b *browser) signIn(origin, returnTo, subject string) string {
 	b.e.t.Helper()
 	_, at := b.follow(origin + paths.SignIn + "?return_to=" + url.QueryEscape(returnTo))
 	if strings.HasPrefix(at, idpAuthURL) {
-		_, at = b.follow(b.e.idp.login(b.e.t, at, subject))
+		_, at = b.follow(b.e.idp.Login(b.e.t, at, subject))
 	}
 	return at
 }

@@ -148,8 +148,8 @@ func TestRedTeam_AuthenticateCookieStaysOnItsSignInPath(t *testing.T) {
 	}
 	// It still does its job: the next host signs in without the provider.
 	b.signIn(mcpOrigin, "/.gateway/x", "ignored")
-	if e.idp.logins != 1 {
-		t.Errorf("provider logins = %d, want 1", e.idp.logins)
+	if e.idp.Logins() != 1 {
+		t.Errorf("provider logins = %d, want 1", e.idp.Logins())
 	}
 }
 
@@ -174,7 +174,7 @@ func TestRedTeam_ForeignHandoffAttemptDoesNotBurnTheVictimsCode(t *testing.T) {
 			e := newEnv(t)
 			victim := e.browser()
 			_, at := victim.follow(appOrigin + paths.SignIn + "?return_to=/dash")
-			cb := victim.do(http.MethodGet, e.idp.login(t, at, "alice"), nil)
+			cb := victim.do(http.MethodGet, e.idp.Login(t, at, "alice"), nil)
 			handoffURL := cb.Header.Get("Location")
 			if resp := foreign(e, handoffURL); resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusBadRequest {
 				t.Fatalf("foreign attempt: status %d, want a refusal", resp.StatusCode)
@@ -219,7 +219,7 @@ func TestRedTeam_ConcurrentHandoffRedeemsOnce(t *testing.T) {
 			a, b := replicas(t)
 			br := a.browser()
 			_, at := br.follow(appOrigin + paths.SignIn + "?return_to=/")
-			handoffURL := br.do(http.MethodGet, a.idp.login(t, at, "alice"), nil).Header.Get("Location")
+			handoffURL := br.do(http.MethodGet, a.idp.Login(t, at, "alice"), nil).Header.Get("Location")
 			const n = 16
 			var wg sync.WaitGroup
 			codes := make([]int, n)
@@ -401,13 +401,13 @@ func TestRedTeam_SignInStateCannotBeForgedMovedOrReused(t *testing.T) {
 			loc, _ := url.Parse(first.Header.Get("Location"))
 			_, at := b.follow(loc.String())
 			u, _ := url.Parse(at)
-			e.idp.login(t, at, "alice") // the provider issued code-1 for this state
+			e.idp.Login(t, at, "alice") // the provider issued code-1 for this state
 			e.clock.add(tc.wait)
 			resp := b.do(http.MethodGet, tc.bend(loc.Query().Get("state"), u.Query().Get("state")), nil)
 			if resp.StatusCode != http.StatusBadRequest {
 				t.Fatalf("status %d, want 400", resp.StatusCode)
 			}
-			if e.idp.codes["code-1"] == (fakeFlow{}) {
+			if !e.idp.Outstanding("code-1") {
 				t.Error("the provider's code was redeemed")
 			}
 			if c := b.cookie(authnOrigin+paths.AuthenticateSignIn, AuthnCookie); c != nil {
@@ -423,10 +423,10 @@ func TestRedTeam_SignInStateCannotBeForgedMovedOrReused(t *testing.T) {
 func TestRedTeam_CompletedSignInStateIsNotReplayable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.idp.reusableCodes = true
+	e.idp.ReusableCodes = true
 	b := e.browser()
 	_, at := b.follow(appOrigin + paths.SignIn + "?return_to=/x")
-	callback := e.idp.login(t, at, "alice")
+	callback := e.idp.Login(t, at, "alice")
 	if resp := b.do(http.MethodGet, callback, nil); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("first callback: status %d", resp.StatusCode)
 	}
@@ -436,7 +436,7 @@ func TestRedTeam_CompletedSignInStateIsNotReplayable(t *testing.T) {
 	// Racing callbacks of a fresh sign-in: exactly one completes.
 	b = e.browser()
 	_, at = b.follow(mcpOrigin + paths.SignIn + "?return_to=/y")
-	callback = e.idp.login(t, at, "alice")
+	callback = e.idp.Login(t, at, "alice")
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	completed := 0

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpmesh/gateway/shared/checkapi"
 	"github.com/mcpmesh/gateway/tokensvc/idp"
+	"github.com/mcpmesh/gateway/tokensvc/idp/idptest"
 	"github.com/mcpmesh/gateway/tokensvc/oauth"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
@@ -33,13 +34,13 @@ func TestRevalidate_RenewsSessionAndStoresRotatedRefreshToken(t *testing.T) {
 	e := newEnv(t)
 	s := signedInSession(t, e)
 	e.clock.add(2 * time.Hour) // the browser session has expired
-	e.idp.refreshID = idp.Identity{Subject: "alice", Email: "alice@new.example.com", Name: "Alice N", Groups: []string{"eng", "admins"}, Claims: map[string]any{"sub": "alice", "dept": "ops"}}
+	e.idp.RefreshIdentity = idp.Identity{Subject: "alice", Email: "alice@new.example.com", Name: "Alice N", Groups: []string{"eng", "admins"}, Claims: map[string]any{"sub": "alice", "dept": "ops"}}
 	got, err := e.m.Revalidate(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.idp.lastRefresh.RefreshToken != "rt-1" {
-		t.Errorf("refresh used %q, want the stored rt-1", e.idp.lastRefresh.RefreshToken)
+	if e.idp.LastRefresh().RefreshToken != "rt-1" {
+		t.Errorf("refresh used %q, want the stored rt-1", e.idp.LastRefresh().RefreshToken)
 	}
 	stored := mustSession(t, e.store, s.ID)
 	if !stored.ExpiresAt.Equal(store.Time(e.clock.now().Add(time.Hour))) || !got.ExpiresAt.Equal(stored.ExpiresAt) {
@@ -73,11 +74,13 @@ func TestRevalidate_RefusalRevokesSession(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name string
-		set  func(*fakeIDP)
+		set  func(*idptest.Connector)
 	}{
-		{"invalid_grant", func(f *fakeIDP) { f.refreshErr = fmt.Errorf("refresh: %w: invalid_grant", idp.ErrRefused) }},
-		{"unverifiable ID token", func(f *fakeIDP) { f.refreshErr = fmt.Errorf("refresh: %w: bad signature", idp.ErrInvalidResponse) }},
-		{"another subject", func(f *fakeIDP) { f.refreshID = idp.Identity{Subject: "mallory"} }},
+		{"invalid_grant", func(f *idptest.Connector) { f.RefreshErr = fmt.Errorf("refresh: %w: invalid_grant", idp.ErrRefused) }},
+		{"unverifiable ID token", func(f *idptest.Connector) {
+			f.RefreshErr = fmt.Errorf("refresh: %w: bad signature", idp.ErrInvalidResponse)
+		}},
+		{"another subject", func(f *idptest.Connector) { f.RefreshIdentity = idp.Identity{Subject: "mallory"} }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,7 +114,7 @@ func TestRevalidate_TransientErrorKeepsSession(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	s := signedInSession(t, e)
-	e.idp.refreshErr = fmt.Errorf("refresh: %w: %w", idp.ErrUnavailable, errTransient)
+	e.idp.RefreshErr = fmt.Errorf("refresh: %w: %w", idp.ErrUnavailable, errTransient)
 	_, err := e.m.Revalidate(context.Background(), s.ID)
 	if err == nil || errors.Is(err, oauth.ErrIDPRefused) {
 		t.Fatalf("err = %v, want a transient error", err)
@@ -160,14 +163,14 @@ func TestRevalidate_LostRaceWithAnotherReplicaIsNotARefusal(t *testing.T) {
 	e.clock.add(2 * time.Hour)
 	// While this replica refreshes, another one renews the session first and spends the
 	// rotating refresh token, so the provider refuses this replica's attempt.
-	e.idp.onRefresh = func() {
+	e.idp.OnRefresh = func() {
 		other := mustSession(t, e.store, s.ID)
 		other.ExpiresAt = e.clock.now().Add(time.Hour)
 		if _, err := e.store.UpdateSession(context.Background(), other); err != nil {
 			t.Error(err)
 		}
 	}
-	e.idp.refreshErr = fmt.Errorf("refresh: %w: invalid_grant", idp.ErrRefused)
+	e.idp.RefreshErr = fmt.Errorf("refresh: %w: invalid_grant", idp.ErrRefused)
 	got, err := e.m.Revalidate(context.Background(), s.ID)
 	if err != nil {
 		t.Fatalf("err = %v, want the other replica's renewal", err)
