@@ -10,6 +10,11 @@
 //   /legacy/messages?sessionId=…  whose endpoint event names this POST URL. The POST body is
 //                  read by the transport itself (raw-body with the declared charset: any
 //                  charset iconv-lite knows, latin1 and shift_jis included).
+//   /legacy/qs/sse, /legacy/qs/messages?sessionId=…  the same legacy transport in an Express app
+//                  whose "query parser" is "extended" (qs: Express 4's default), which reads
+//                  sessionId[]=X as ["X"]; the app looks the session up as /legacy does
+//                  (String(req.query.sessionId)). Its sessions are logged as transport
+//                  "legacy-qs".
 //   /_ran          (GET) the log: {"runs": [...], "sessions": [...], "requests": [...]}.
 //
 // Each MCP session gets its own low-level Server with the tools echo (returns its argument
@@ -138,6 +143,30 @@ legacyApp.post('/legacy/messages', async (req, res) => {
   }
 });
 
+// The legacy transport behind qs (Express 4's default query parser).
+const legacyQs = new Map();
+const legacyQsApp = express();
+legacyQsApp.set('query parser', 'extended');
+legacyQsApp.get('/legacy/qs/sse', async (req, res) => {
+  const transport = new SSEServerTransport('/legacy/qs/messages', res);
+  legacyQs.set(transport.sessionId, transport);
+  log.sessions.push({ transport: 'legacy-qs', id: transport.sessionId, user: userOf(req.headers) });
+  res.on('close', () => legacyQs.delete(transport.sessionId));
+  await newServer('legacy-qs').connect(transport);
+});
+legacyQsApp.post('/legacy/qs/messages', async (req, res) => {
+  const transport = legacyQs.get(String(req.query.sessionId ?? ''));
+  if (!transport) {
+    res.status(404).send('unknown session');
+    return;
+  }
+  try {
+    await transport.handlePostMessage(req, res);
+  } catch (err) {
+    if (!res.headersSent) res.status(500).send(String(err));
+  }
+});
+
 const httpServer = http.createServer((req, res) => {
   const url = new URL(req.url, 'http://x');
   if (url.pathname === '/_ran' && req.method === 'GET') {
@@ -153,7 +182,8 @@ const httpServer = http.createServer((req, res) => {
     content_type: req.headers['content-type'] ?? '',
     user: userOf(req.headers),
   });
-  if (url.pathname.startsWith('/legacy/')) legacyApp(req, res);
+  if (url.pathname.startsWith('/legacy/qs/')) legacyQsApp(req, res);
+  else if (url.pathname.startsWith('/legacy/')) legacyApp(req, res);
   else mcpApp(req, res);
 });
 httpServer.listen(0, '127.0.0.1', () => {
