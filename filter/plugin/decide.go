@@ -59,6 +59,9 @@ func (s *stream) rewriteHeaders(b *bundle) bool {
 		} else {
 			s.h.RemoveRequestHeader("authorization")
 		}
+		for _, name := range s.sessionAliases {
+			s.h.RemoveRequestHeader(name)
+		}
 		if s.upstreamSession != "" {
 			s.h.SetRequestHeader(sessionHeader, s.upstreamSession)
 		}

@@ -20,16 +20,23 @@ import (
 const maxEndpointEvent = 4096
 
 // isSessionParam reports whether a query parameter name (as sent, percent-encoded or not) names
-// a session for some server: compared without case and underscores, after percent-decoding as
-// servers decode names.
+// a session for some server. It compares what servers compare: the name percent-decoded, cut
+// at the first '[' (qs reads sessionId[]= and sessionId[0]= as sessionId), without '_', '.',
+// ' ' and '-' (PHP turns '.' and ' ' into '_'), in any case (Unicode folding: it only widens
+// what is checked).
 func isSessionParam(name string) bool {
-	if n, err := url.QueryUnescape(name); err == nil {
-		name = n
+	if strings.ContainsAny(name, "%+") {
+		if n, err := url.QueryUnescape(name); err == nil {
+			name = n
+		}
 	}
-	if len(name) < len("sessionid") || len(name) > len("session_id") {
-		return false
+	if i := strings.IndexByte(name, '['); i >= 0 {
+		name = name[:i]
 	}
-	return strings.EqualFold(strings.ReplaceAll(name, "_", ""), "sessionid")
+	if strings.ContainsAny(name, "_. -") {
+		name = strings.NewReplacer("_", "", ".", "", " ", "", "-", "").Replace(name)
+	}
+	return strings.EqualFold(name, "sessionid")
 }
 
 // sessionParam finds the session parameters in the query of uri (split at & and at ;, as

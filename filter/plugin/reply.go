@@ -229,7 +229,7 @@ func contentTypeOf(hdrs []Header) int {
 		return ctNotJSON
 	}
 	mt, params, hasParams := strings.Cut(ct, ";")
-	if !strings.EqualFold(trimOWS(mt), "application/json") {
+	if !asciiEqualFold(trimOWS(mt), "application/json") {
 		return ctNotJSON
 	}
 	if n > 1 {
@@ -239,16 +239,35 @@ func contentTypeOf(hdrs []Header) int {
 		return ctJSON
 	}
 	name, value, ok := strings.Cut(trimOWS(params), "=")
-	if !ok || !strings.EqualFold(name, "charset") {
+	if !ok || !asciiEqualFold(name, "charset") {
 		return ctUnsupported
 	}
 	if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
 		value = value[1 : len(value)-1]
 	}
-	if !strings.EqualFold(value, "utf-8") {
+	if !asciiEqualFold(value, "utf-8") {
 		return ctUnsupported
 	}
 	return ctJSON
+}
+
+// asciiEqualFold reports whether s equals lower, a lower-case ASCII string, with ASCII letters
+// of s in either case. Unlike strings.EqualFold it folds nothing else (the Kelvin sign and
+// the long s are not k and s to an HTTP parser).
+func asciiEqualFold(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // trimOWS trims HTTP optional whitespace (spaces and tabs).

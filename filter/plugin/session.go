@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"hash"
 	"net/url"
+	"strings"
 
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
 	"github.com/mcpmesh/gateway/shared/policy"
@@ -101,11 +102,16 @@ func (s *stream) admitToServer(b *bundle) bool {
 		s.replyError(415, "unsupported_media_type", "MCP requests must be application/json with no parameter but charset=utf-8")
 		return false
 	}
+	// CGI, WSGI and Rack read mcp_session_id as Mcp-Session-Id: such a spelling is a session
+	// header too, and is replaced by the canonical one when forwarded.
 	n, v := 0, ""
 	for i := range s.hdrs {
-		if s.hdrs[i].Name == sessionHeader {
+		if name := s.hdrs[i].Name; name == sessionHeader || isUnderscoreSpelling(name, sessionHeader) {
 			n++
 			v = s.hdrs[i].Value
+			if name != sessionHeader {
+				s.sessionAliases = append(s.sessionAliases, name)
+			}
 		}
 	}
 	if n > 1 {
@@ -172,4 +178,10 @@ func (s *stream) refuse(b *bundle, reason policy.Reason) {
 		in := b.input
 		s.logRecord(&in, policy.Decision{AllowWhyFalse: policy.Reasons(0).Add(reason)}, "", "")
 	}
+}
+
+// isUnderscoreSpelling reports whether name is canonical spelled with some '-' as '_', as
+// servers that map both to '_' (CGI, WSGI, Rack) read it.
+func isUnderscoreSpelling(name, canonical string) bool {
+	return len(name) == len(canonical) && name != canonical && strings.ReplaceAll(name, "_", "-") == canonical
 }

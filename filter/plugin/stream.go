@@ -54,6 +54,8 @@ type stream struct {
 	// upstreamSession is the upstream's own MCP session ID, unwrapped from the client's;
 	// upstreamPath the request path with the legacy transport's session unwrapped.
 	upstreamSession, upstreamPath string
+	// sessionAliases are spellings of Mcp-Session-Id with underscores the request carried.
+	sessionAliases []string
 	// sseFirstEvent: the response is an event stream whose first event may carry a legacy
 	// session to bind (legacysse.go).
 	sseFirstEvent bool
@@ -89,8 +91,7 @@ func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
 	// upstreams that map "_" to "-" (CGI, WSGI).
 	s.h.RemoveRequestHeader(checkapi.AssertionHeader)
 	for _, h := range s.hdrs {
-		if len(h.Name) == len(checkapi.AssertionHeader) && h.Name != checkapi.AssertionHeader &&
-			strings.ReplaceAll(h.Name, "_", "-") == checkapi.AssertionHeader {
+		if isUnderscoreSpelling(h.Name, checkapi.AssertionHeader) {
 			s.h.RemoveRequestHeader(h.Name)
 		}
 	}
