@@ -69,8 +69,8 @@ func sessionParam(uri string) (start, end, n int) {
 }
 
 // watchesEventStream reports whether the response to this request may be a legacy endpoint
-// stream whose first event the filter must bind: a 200 event stream answering a GET on an MCP
-// server route that the policy let through.
+// stream whose first event the filter must bind: a 200 uncompressed event stream answering a
+// GET on an MCP server route that the policy let through.
 func (s *stream) watchesEventStream(status string) bool {
 	if s.bundle == nil || status != "200" {
 		return false
@@ -78,13 +78,21 @@ func (s *stream) watchesEventStream(status string) bool {
 	if m, _ := s.header(":method"); m != "GET" {
 		return false
 	}
+	sse := false
 	for _, h := range s.h.ResponseHeaders() {
-		if h.Name == "content-type" {
+		switch h.Name {
+		case "content-type":
 			mt, _, _ := strings.Cut(h.Value, ";")
-			return strings.EqualFold(trimOWS(mt), "text/event-stream")
+			sse = asciiEqualFold(trimOWS(mt), "text/event-stream")
+		case "content-encoding":
+			if !asciiEqualFold(trimOWS(h.Value), "identity") {
+				// A compressed stream cannot be read: it passes as it is, and a session in it
+				// stays unbound, so the gateway refuses it on requests.
+				return false
+			}
 		}
 	}
-	return false
+	return sse
 }
 
 // bindEndpointEvent holds an event stream until its first event is complete, and if it is an

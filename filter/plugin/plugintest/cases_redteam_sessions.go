@@ -145,3 +145,23 @@ func redTeamSessionCases() []Case {
 	)
 	return attacks(cases)
 }
+
+// compressedStreamCases: an event stream declared compressed is not read (the filter could
+// only hold it until 4 KiB or its end): it passes as it is, and a session in it stays unusable
+// through the gateway (the raw ID is refused on requests).
+func compressedStreamCases() []Case {
+	body := "event: endpoint\ndata: /mcp/messages?sessionId=" + upstreamSession + "\n\n"
+	return attacks([]Case{{
+		Name:         "CompressedEventStreamIsNotRead",
+		Request:      Request{Method: "GET", Authority: OpenHost, Path: "/mcp/sse", Headers: [][2]string{{"accept", "text/event-stream"}, bearer(TokenAlice)}},
+		Want:         Want{CheckCalls: 1},
+		Response:     [][2]string{{":status", "200"}, {"content-type", "text/event-stream"}, {"content-encoding", "br"}},
+		ResponseBody: []string{body},
+		ClientBody: func(got string) string {
+			if got != body {
+				return "a stream declared compressed must reach the client as it is"
+			}
+			return ""
+		},
+	}})
+}

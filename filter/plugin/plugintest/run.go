@@ -26,7 +26,7 @@ type Runner func(t testing.TB, c Case, m Mode) Result
 // Cases returns every case, grouped by the behaviour they cover.
 func Cases() []Case {
 	var all []Case
-	for _, topic := range [][]Case{routeCases(), headerCases(), charsetCases(), bodyCases(), policyCases(), tokenServiceCases(), bindingCases(), legacySessionCases(), redTeamSessionCases()} {
+	for _, topic := range [][]Case{routeCases(), headerCases(), charsetCases(), bodyCases(), policyCases(), tokenServiceCases(), bindingCases(), legacySessionCases(), compressedStreamCases(), redTeamSessionCases()} {
 		all = append(all, topic...)
 	}
 	return all
