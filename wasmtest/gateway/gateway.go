@@ -104,16 +104,8 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 	if u, err := url.Parse(o.Config.AuthenticateServiceURL); err == nil {
 		g.auth = strings.ToLower(u.Host)
 	}
-	ho := host.Options{
-		Workers:      o.Workers,
-		PluginName:   "mcp-gateway",
-		RootID:       "mcp-gateway",
-		VMID:         "mcp-gateway",
-		PluginConfig: o.Config.PluginConfigJSON(),
-		Clusters:     map[string]host.Cluster{o.Config.TokenService.Cluster: {Handler: o.TokenService.Internal}},
-		LogLevel:     host.LogInfo,
-		Logger:       o.Logger,
-	}
+	ho := FilterOptions(o.Config, o.TokenService.Internal)
+	ho.Workers, ho.Logger = o.Workers, o.Logger
 	if o.HostOptions != nil {
 		o.HostOptions(&ho)
 	}
@@ -124,6 +116,23 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 	g.host = h
 	g.handler = h.Handler(http.HandlerFunc(g.route), nil)
 	return g, nil
+}
+
+// FilterOptions are the wasm host options under which the local gateway runs filter.wasm:
+// the plugin's names, the plugin configuration derived from cfg (config.PluginConfigJSON),
+// the token service cluster served by checkAPI, and the proxy log level at info (Envoy's
+// default for the authorization records to be written). The local gateway and the policy
+// tester (wasmtest/policytest) both start the filter with these, so that a policy decides
+// the same way under both. Workers and Logger are left to the caller.
+func FilterOptions(cfg *config.Config, checkAPI http.Handler) host.Options {
+	return host.Options{
+		PluginName:   "mcp-gateway",
+		RootID:       "mcp-gateway",
+		VMID:         "mcp-gateway",
+		PluginConfig: cfg.PluginConfigJSON(),
+		Clusters:     map[string]host.Cluster{cfg.TokenService.Cluster: {Handler: checkAPI}},
+		LogLevel:     host.LogInfo,
+	}
 }
 
 // Host returns the wasm host running the filter.
