@@ -68,6 +68,14 @@ func NewPlugin(pluginConfig []byte, module *host.Module) (*Tester, error) {
 	return &Tester{module: module, base: o, pc: pc, table: pluginconf.NewTable(pc.Routes)}, nil
 }
 
+// WithModule returns a copy of t that runs module (Load may be given a nil module to check a
+// configuration before the module is built).
+func (t *Tester) WithModule(module *host.Module) *Tester {
+	c := *t
+	c.module = module
+	return &c
+}
+
 // Routes returns the routes of the plugin configuration, most specific first.
 func (t *Tester) Routes() []pluginconf.Route { return t.pc.Routes }
 
