@@ -47,6 +47,11 @@ type Case struct {
 	PadBodyTo int
 	// NoContentLength sends the body without Content-Length (a chunked upload).
 	NoContentLength bool
+	// Authority and RawPath, for Go callers, are the request's :authority and :path exactly
+	// as sent (with Route and URL empty), on the https scheme.
+	Authority, RawPath string
+	// NoDefaultHeaders sends Headers alone: no Content-Type, Accept or credential is added.
+	NoDefaultHeaders bool
 	// Expect is what must come of the request.
 	Expect Expect
 }

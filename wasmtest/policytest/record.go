@@ -17,12 +17,12 @@ import (
 
 // Record is an authorization record the filter wrote ("authorize check", docs/policy.md).
 type Record struct {
-	User, Email          string
-	Allow, Deny          bool
-	AllowWhyTrue         []string
-	AllowWhyFalse        []string
-	DenyWhyFalse         []string
-	MCPMethod, MCPTool   string
+	User, Email        string
+	Allow, Deny        bool
+	AllowWhyTrue       []string
+	AllowWhyFalse      []string
+	DenyWhyFalse       []string
+	MCPMethod, MCPTool string
 	// Fields are the fields the record has (authorize_log_fields).
 	Fields map[string]bool
 	// Line is the record as logged.

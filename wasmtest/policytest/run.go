@@ -34,6 +34,9 @@ type Tester struct {
 	table  *pluginconf.Table
 	// Parallel bounds how many cases run at once; default the number of CPUs, at most 8.
 	Parallel int
+	// SessionKey, if set, derives the MCP session key the token service hands out for a
+	// subject on a route (any per-user, per-route key will do; the default hashes both).
+	SessionKey func(sub, routeID string) string
 }
 
 // Load loads the gateway configuration at configPath as the local gateway does
@@ -163,7 +166,7 @@ func (t *Tester) runCase(ctx context.Context, c Case) (Result, error) {
 		res.Route = &r
 	}
 	o := t.base
-	o.Clusters = map[string]host.Cluster{t.pc.Cluster: {Handler: &checkServer{c: c, key: t.pc.FilterKey, routes: t.pc.Routes}}}
+	o.Clusters = map[string]host.Cluster{t.pc.Cluster: {Handler: &checkServer{c: c, key: t.pc.FilterKey, routes: t.pc.Routes, sessionKey: t.SessionKey}}}
 	h, err := host.New(ctx, t.module, o)
 	if err != nil {
 		return res, fmt.Errorf("start filter: %w", err)
@@ -186,6 +189,9 @@ func (t *Tester) runCase(ctx context.Context, c Case) (Result, error) {
 func (t *Tester) build(c Case) (request, error) {
 	var req request
 	target := c.URL
+	if target == "" && c.Route == "" && c.Authority != "" {
+		target = "https://placeholder/"
+	}
 	if target == "" {
 		r, ok := t.route(c.Route)
 		if !ok {
@@ -198,6 +204,9 @@ func (t *Tester) build(c Case) (request, error) {
 		return req, fmt.Errorf("url %q: want an absolute URL", target)
 	}
 	req.scheme, req.authority, req.path = u.Scheme, u.Host, u.RequestURI()
+	if c.Authority != "" {
+		req.authority, req.path = c.Authority, c.RawPath
+	}
 	if c.URL == "" && c.Path == "" && u.Path == "" {
 		req.path = "/"
 	}
@@ -242,6 +251,9 @@ func (t *Tester) build(c Case) (request, error) {
 	}
 	if len(req.chunks) > 0 && !c.NoContentLength {
 		req.headers = append(req.headers, [2]string{"content-length", strconv.Itoa(size)})
+	}
+	if c.NoDefaultHeaders {
+		defaults = nil
 	}
 	for _, d := range defaults {
 		if !hasHeader(c.Headers, d[0]) && !(d[0] == "cookie" && hasHeader(c.Headers, "authorization")) &&
@@ -392,9 +404,10 @@ func send(ctx context.Context, h *host.Host, req request) (Outcome, error) {
 // checkServer is the token service's check API for one case: it answers every check call
 // with the case's identity (or its token service status), in the check API's wire types.
 type checkServer struct {
-	c      Case
-	key    string
-	routes []pluginconf.Route
+	c          Case
+	key        string
+	routes     []pluginconf.Route
+	sessionKey func(sub, routeID string) string
 }
 
 func (s *checkServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -454,7 +467,9 @@ func (s *checkServer) answer(key string, body []byte) (checkapi.Response, bool) 
 			resp.UpstreamToken = "policytest-internal-token"
 		}
 	}
-	if req.Token != "" {
+	if req.Token != "" && s.sessionKey != nil {
+		resp.SessionKey = s.sessionKey(id.Subject, req.RouteID)
+	} else if req.Token != "" {
 		sum := sha256.Sum256([]byte("policytest-session-key\x00" + id.Subject + "\x00" + req.RouteID))
 		resp.SessionKey = base64.RawURLEncoding.EncodeToString(sum[:])
 	} else {
