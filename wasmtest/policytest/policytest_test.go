@@ -77,7 +77,7 @@ func TestParseCases_Errors(t *testing.T) {
 		{"identity type", "cases:\n  - name: a\n    route: r\n    identity: {email: a@b, groups: x}\n    expect: deny\n", "c.yaml:4: cases[0].identity.groups: want a list of strings"},
 		{"status with allow", "cases:\n  - name: a\n    route: r\n    expect: {decision: allow, status: 403}\n", "c.yaml:4: cases[0].expect.status: an allowed request gets no answer"},
 		{"message key", "cases:\n  - name: a\n    route: r\n    mcp: {method: tools/call, tol: echo}\n    expect: deny\n", "c.yaml:4: cases[0].mcp.tol: unknown key"},
-		{"bad yaml", "cases:\n  - name: a\n   route: r\n", "c.yaml:3: not valid YAML"},
+		{"bad yaml", "cases:\n  - name: a\n\troute: r\n", "c.yaml:2: not valid YAML: yaml: line 2: found a tab"},
 		{"top level", "case: []\n", "c.yaml:1: case: unknown key"},
 	}
 	for _, c := range cases {
