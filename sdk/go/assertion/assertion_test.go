@@ -288,6 +288,7 @@ func TestMiddleware(t *testing.T) {
 		{"valid", []string{valid}, 200, "hello alice@example.com [admins staff]"},
 		{"missing", nil, 401, "no X-Gateway-Assertion header"},
 		{"duplicated", []string{valid, valid}, 401, "2 X-Gateway-Assertion headers"},
+		{"joined by a proxy", []string{valid + ", " + valid}, 401, "2 X-Gateway-Assertion headers"},
 		{"wrong audience", []string{vectorToken(t, v, "wrong_audience")}, 401, "assertion: audience"},
 		{"alg none", []string{vectorToken(t, v, "alg_none")}, 401, "only ES256 is accepted"},
 		{"oversized", []string{vectorToken(t, v, "oversized")}, 401, "assertion: oversized"},

@@ -194,9 +194,15 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Identity, error) 
 	return v.checkClaims(claims)
 }
 
-// VerifyRequest verifies the one X-Gateway-Assertion header of r.
+// VerifyRequest verifies the one X-Gateway-Assertion header of r (a value with a comma is
+// several headers joined by a proxy).
 func (v *Verifier) VerifyRequest(r *http.Request) (*Identity, error) {
-	values := r.Header.Values(HeaderName)
+	var values []string
+	for _, hv := range r.Header.Values(HeaderName) {
+		for part := range strings.SplitSeq(hv, ",") {
+			values = append(values, strings.TrimSpace(part))
+		}
+	}
 	switch {
 	case len(values) == 0:
 		return nil, refuse(ReasonMissing, "no %s header", HeaderName)
