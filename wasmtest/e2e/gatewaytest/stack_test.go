@@ -46,9 +46,9 @@ type stack struct {
 	// directly at SDKGoUpstream and SDKPythonUpstream.
 	SDKGoURL, SDKPythonURL           string
 	SDKGoUpstream, SDKPythonUpstream string
-	Config                   *config.Config
-	Server                   *server.Server
-	Gateway                  *gateway.Gateway
+	Config                           *config.Config
+	Server                           *server.Server
+	Gateway                          *gateway.Gateway
 	// AppRequests records the requests the mcp.client backend received.
 	AppRequests chan *http.Request
 	clockOffset atomic.Int64
