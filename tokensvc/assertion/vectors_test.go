@@ -180,6 +180,14 @@ func makeVectors(t *testing.T) vectorFile {
 	mac := hmac.New(sha256.New, pubPEM)
 	mac.Write([]byte(hsInput))
 
+	// The last character of a 64-byte signature carries 2 bits; changing its 4 unused bits
+	// leaves the bytes alone, so only a decoder that insists on the canonical form refuses it.
+	sigChars := []byte(parts[2])
+	last := strings.IndexByte(b64Alphabet, sigChars[len(sigChars)-1])
+	sigChars[len(sigChars)-1] = b64Alphabet[last|0x0f]
+	if last|0x0f == last {
+		sigChars[len(sigChars)-1] = b64Alphabet[last&^0x0f]
+	}
 	badSig := mustB64(t, parts[2])
 	badSig[10] ^= 0x01
 	tampered := with("email", "mallory@example.com")
@@ -215,6 +223,8 @@ func makeVectors(t *testing.T) vectorFile {
 		{Name: "missing_kid", Token: raw(`{"alg":"ES256","typ":"JWT"}`, payload), Reason: "header"},
 		{Name: "duplicated_header_member", Token: raw(`{"alg":"ES256","kid":"`+s.kid+`","alg":"ES256","typ":"JWT"}`, payload), Reason: "header"},
 		{Name: "bad_signature", Token: parts[0] + "." + parts[1] + "." + b64(badSig), Reason: "signature"},
+		{Name: "signature_not_canonical_base64url", Token: parts[0] + "." + parts[1] + "." + string(sigChars), Reason: "malformed"},
+		{Name: "duplicated_payload_member", Token: dupPayload(t, s, hdr("ES256"), parts[1]), Reason: "malformed"},
 		{Name: "tampered_payload", Token: parts[0] + "." + b64(tamperedBody) + "." + parts[2], Reason: "signature"},
 		{Name: "oversized", Token: raw(hdr("ES256"), with("padding", strings.Repeat("x", 9000))), Reason: "oversized"},
 		{Name: "malformed_two_segments", Token: parts[0] + "." + parts[1], Reason: "malformed"},
@@ -226,6 +236,30 @@ func makeVectors(t *testing.T) vectorFile {
 		Issuer: vectorIssuer, Audience: vectorAudience, Now: vectorNow.Unix(), LeewaySeconds: int(vectorLeeway / time.Second),
 		JWKS: s.jwks, Cases: cases,
 	}
+}
+
+const b64Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+// dupPayload signs the payload of the valid assertion with its "email" member written twice
+// (the second one a different address).
+func dupPayload(t *testing.T, s *Signer, header, payloadSeg string) string {
+	t.Helper()
+	body := string(mustB64(t, payloadSeg))
+	body = strings.Replace(body, `"email":"alice@example.com"`, `"email":"alice@example.com","email":"mallory@example.com"`, 1)
+	if !strings.Contains(body, "mallory") {
+		t.Fatal("no email member to duplicate")
+	}
+	b64 := base64.RawURLEncoding.EncodeToString
+	input := b64([]byte(header)) + "." + b64([]byte(body))
+	h := sha256.Sum256([]byte(input))
+	r, sv, err := ecdsa.Sign(rand.Reader, s.key, h[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := make([]byte, 64)
+	r.FillBytes(sig[:32])
+	sv.FillBytes(sig[32:])
+	return input + "." + b64(sig)
 }
 
 func mustB64(t *testing.T, s string) []byte {

@@ -157,7 +157,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Identity, error) 
 		Typ  *string `json:"typ"`
 		Crit any     `json:"crit"`
 	}
-	if err := decodeSegment(parts[0], &hdr); err != nil {
+	if err := decodeSegment(parts[0], ReasonHeader, &hdr); err != nil {
 		return nil, err
 	}
 	if hdr.Alg == nil || *hdr.Alg != "ES256" {
@@ -188,7 +188,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Identity, error) 
 		return nil, refuse(ReasonSignature, "the signature does not verify with key %q", *hdr.Kid)
 	}
 	var claims map[string]any
-	if err := decodeSegment(parts[1], &claims); err != nil {
+	if err := decodeSegment(parts[1], ReasonMalformed, &claims); err != nil {
 		return nil, err
 	}
 	return v.checkClaims(claims)
@@ -221,13 +221,14 @@ func verifyES256(key *ecdsa.PublicKey, signingInput string, sig []byte) bool {
 	return ecdsa.Verify(key, h[:], r, s)
 }
 
-// decodeSegment decodes a base64url JSON object, refusing duplicated members at any depth.
-func decodeSegment(seg string, out any) error {
-	raw, err := base64.RawURLEncoding.DecodeString(seg)
+// decodeSegment decodes a base64url JSON object (canonical base64url: unpadded, unused bits
+// zero), refusing a member that appears twice at any depth with reason dup.
+func decodeSegment(seg string, dup Reason, out any) error {
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(seg)
 	if err != nil {
 		return &Error{Reason: ReasonMalformed, Detail: "segment is not base64url", Err: err}
 	}
-	if err := checkNoDuplicates(raw); err != nil {
+	if err := checkNoDuplicates(raw, dup); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -241,8 +242,9 @@ func decodeSegment(seg string, out any) error {
 	return nil
 }
 
-// checkNoDuplicates refuses a JSON document whose objects repeat a member name.
-func checkNoDuplicates(raw []byte) error {
+// checkNoDuplicates refuses, with reason dup, a JSON document whose objects repeat a member
+// name.
+func checkNoDuplicates(raw []byte, dup Reason) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	first, err := dec.Token()
 	if err != nil {
@@ -273,10 +275,7 @@ func checkNoDuplicates(raw []byte) error {
 		if top.object && top.key {
 			name, _ := tok.(string)
 			if top.seen[name] {
-				if len(stack) == 1 {
-					return refuse(ReasonHeader, "member %q appears twice", name)
-				}
-				return refuse(ReasonMalformed, "member %q appears twice", name)
+				return refuse(dup, "member %q appears twice", name)
 			}
 			top.seen[name] = true
 			top.key = false

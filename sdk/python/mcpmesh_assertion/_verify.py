@@ -203,9 +203,13 @@ def _b64decode(seg: str) -> bytes:
     if not _B64URL.match(seg):
         raise VerificationError(Reason.MALFORMED, "segment is not base64url")
     try:
-        return base64.urlsafe_b64decode(seg + "=" * (-len(seg) % 4))
+        raw = base64.urlsafe_b64decode(seg + "=" * (-len(seg) % 4))
     except (binascii.Error, ValueError) as e:
         raise VerificationError(Reason.MALFORMED, f"segment is not base64url: {e}") from e
+    # Canonical encoding only (unused bits zero), as the Go package: one token, one spelling.
+    if base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") != seg:
+        raise VerificationError(Reason.MALFORMED, "segment is not canonical base64url")
+    return raw
 
 
 def _decode_object(seg: str, duplicate_reason: Reason) -> dict[str, Any]:
