@@ -20,7 +20,22 @@ failed. ``AssertionMiddleware`` (ASGI) answers 401 to a request without exactly 
 header and otherwise puts the ``Identity`` in ``scope["state"]["gateway_identity"]``.
 """
 
-from ._verify import (
+import sys
+
+try:
+    import cryptography  # noqa: F401
+    import jwt  # noqa: F401
+except ImportError as _e:  # pragma: no cover (depends on the interpreter)
+    if sys.argv[:1] == ["-m"]:  # python3 -m mcpmesh_assertion: one line, exit 1
+        print(
+            f"mcpmesh_assertion: {sys.executable} cannot import {_e.name} (needs PyJWT with cryptography; "
+            "Debian: python3-jwt python3-cryptography, see sdk/python/install-deps.sh)",
+            file=sys.stderr,
+        )
+        sys.exit(1)
+    raise
+
+from ._verify import (  # noqa: E402
     DEFAULT_LEEWAY,
     HEADER_NAME,
     MAX_ASSERTION_SIZE,
@@ -32,7 +47,7 @@ from ._verify import (
     Verifier,
     verify,
 )
-from .asgi import STATE_KEY, AssertionMiddleware, identity_from_scope
+from .asgi import STATE_KEY, AssertionMiddleware, identity_from_scope  # noqa: E402
 
 __all__ = [
     "DEFAULT_LEEWAY",
