@@ -327,3 +327,27 @@ func TestNewVerifier_RequiresConfig(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestVerify_ConcurrentFirstUseFetchesOnce(t *testing.T) {
+	v := loadVectors(t)
+	srv := newJWKSServer(t, v.JWKS, "max-age=3600")
+	ver := newVerifier(t, v, srv.URL, &clock{now: time.Unix(v.Now, 0)})
+	valid := vectorToken(t, v, "valid")
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for range 20 {
+		wg.Go(func() {
+			if _, err := ver.Verify(context.Background(), valid); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if got := srv.fetches.Load(); got != 1 {
+		t.Errorf("%d fetches, want 1", got)
+	}
+}
