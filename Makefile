@@ -6,7 +6,7 @@ WASM := $(OUT)/filter.wasm
 CONFIG ?= examples/gateway.yaml
 FUZZTIME ?= 5s
 
-.PHONY: all build wasm run test test-unit test-wasm fuzz bench e2e-deps lint clean
+.PHONY: all build wasm run test test-unit test-wasm test-python fuzz bench e2e-deps sdk-deps lint clean
 
 all: build
 
@@ -26,10 +26,20 @@ run: wasm
 	bash build/run-quickstart.sh $(CONFIG)
 
 ## test: every test (what .ci/run calls)
-test: wasm e2e-deps
+test: wasm e2e-deps sdk-deps
 	$(GO) vet ./...
 	GATEWAY_WASM=$(CURDIR)/$(WASM) $(GO) test -count=1 -timeout 30m ./...
+	$(MAKE) test-python
 	$(MAKE) fuzz
+
+## test-python: the Python SDK's tests (sdk/python) with Debian's python3
+PYTHON ?= /usr/bin/python3
+test-python: sdk-deps
+	PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m pytest -p no:cacheprovider -q sdk/python
+
+## sdk-deps: Debian's python3 packages for the Python SDK and its tests (apt-get, only when missing)
+sdk-deps:
+	@PYTHON=$(PYTHON) bash sdk/python/install-deps.sh
 
 ## e2e-deps: Node packages and Node 22 used by the end-to-end tests (installed from npm)
 e2e-deps:

@@ -41,9 +41,14 @@ type stack struct {
 	// (LegacyURL+"/sse", LegacyURL+"/messages?sessionId=…").
 	TS                       *harness.TSServers
 	TSURL, TS2URL, LegacyURL string
-	Config                   *config.Config
-	Server                   *server.Server
-	Gateway                  *gateway.Gateway
+	// With stackOptions.SDKServers: SDKGoURL and SDKPythonURL are gateway routes (any
+	// signed-in user) to the whoami MCP servers of startSDKUpstreams (sdk_test.go), reached
+	// directly at SDKGoUpstream and SDKPythonUpstream.
+	SDKGoURL, SDKPythonURL           string
+	SDKGoUpstream, SDKPythonUpstream string
+	Config                           *config.Config
+	Server                           *server.Server
+	Gateway                          *gateway.Gateway
 	// AppRequests records the requests the mcp.client backend received.
 	AppRequests chan *http.Request
 	clockOffset atomic.Int64
@@ -65,6 +70,9 @@ func listen(t *testing.T, ip string) net.Listener {
 type stackOptions struct {
 	// TSServers adds the TypeScript SDK upstreams and their routes (see stack.TS).
 	TSServers bool
+	// SDKServers adds the MCP servers that verify the assertion with the SDKs (see
+	// stack.SDKGoURL).
+	SDKServers bool
 }
 
 // startStack starts everything; it stops when the test ends.
@@ -123,6 +131,22 @@ func startStackWith(t *testing.T, opts stackOptions) *stack {
     policy:
       allow: {and: [{authenticated_user: true}]}
       deny: {and: [{mcp_tool: {not_in: [echo]}}]}
+    mcp: {server: {}}`, r.name, r.from, r.to)
+		}
+	}
+	if opts.SDKServers {
+		goURL, pyURL := startSDKUpstreams(t, s)
+		s.SDKGoURL, s.SDKPythonURL = s.MCPOrigin+"/sdk-go", s.MCPOrigin+"/sdk-python"
+		s.SDKGoUpstream, s.SDKPythonUpstream = goURL+"/sdk-go", pyURL+"/sdk-python"
+		for _, r := range []struct{ name, from, to string }{
+			{"whoami (Go SDK)", s.SDKGoURL, s.SDKGoUpstream},
+			{"whoami (Python)", s.SDKPythonURL, s.SDKPythonUpstream},
+		} {
+			tsRoutes += fmt.Sprintf(`
+  - name: %s
+    from: %s
+    to: %s
+    policy: {allow: {and: [{authenticated_user: true}]}}
     mcp: {server: {}}`, r.name, r.from, r.to)
 		}
 	}
