@@ -83,6 +83,14 @@ func TestParseCases_Errors(t *testing.T) {
 		{"message key", "cases:\n  - name: a\n    route: r\n    mcp: {method: tools/call, tol: echo}\n    expect: deny\n", "c.yaml:4: cases[0].mcp.tol: unknown key"},
 		{"bad yaml", "cases:\n  - name: a\n\troute: r\n", "c.yaml:2: not valid YAML: yaml: line 2: found a tab"},
 		{"top level", "case: []\n", "c.yaml:1: case: unknown key"},
+		{"before key", "cases:\n  - name: a\n    route: r\n    before:\n      - route: r\n        expct: allow\n    expect: deny\n", "c.yaml:6: cases[0].before[0].expct: unknown key"},
+		{"before nested", "cases:\n  - name: a\n    route: r\n    before:\n      - route: r\n        before: []\n    expect: deny\n", "c.yaml:6: cases[0].before[0].before: a before request has no before requests of its own"},
+		{"before route", "cases:\n  - name: a\n    route: r\n    before:\n      - mcp: {tool: echo}\n    expect: deny\n", "c.yaml:5: cases[0].before[0]: set exactly one of route and url"},
+		{"before list", "cases:\n  - name: a\n    route: r\n    before: {route: r}\n    expect: deny\n", "c.yaml:4: cases[0].before: want a list of requests"},
+		{"trailers type", "cases:\n  - name: a\n    route: r\n    trailers: [x]\n    expect: deny\n", "c.yaml:4: cases[0].trailers: want a mapping of header names to values"},
+		{"trailers empty", "cases:\n  - name: a\n    route: r\n    trailers: {}\n    expect: deny\n", "c.yaml:4: cases[0].trailers: the mapping is empty"},
+		{"response key", "cases:\n  - name: a\n    route: r\n    upstream_response:\n      stauts: 200\n    expect: deny\n", "c.yaml:5: cases[0].upstream_response.stauts: unknown key"},
+		{"response status", "cases:\n  - name: a\n    route: r\n    upstream_response: {status: ok}\n    expect: deny\n", `c.yaml:4: cases[0].upstream_response.status: want an integer of at least 100, got "ok"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -91,6 +99,54 @@ func TestParseCases_Errors(t *testing.T) {
 				t.Errorf("error %v; want it to contain %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestSessionAndTrailers: the example's session cases really carry the session the client
+// received (without it, alice's follow-up is refused), and a request ended by trailers is
+// played to its end.
+func TestSessionAndTrailers(t *testing.T) {
+	tester, err := Load(exampleConfig, wasmbuild.Module(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := LoadCases(exampleCases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Case{}
+	for _, c := range cases {
+		byName[c.Name] = c
+	}
+	cont, ok := byName["alice continues the MCP session she opened"]
+	if !ok || len(cont.Before) != 1 {
+		t.Fatal("the example changed: update this test")
+	}
+	noSession := cont
+	noSession.Name = "without the session"
+	noSession.Headers = [][2]string{{"mcp-session-id", "not-" + SessionPlaceholder}}
+	noSession.Expect = Expect{Decision: Deny}
+	trailers := byName["a denied tool ended by trailers is still denied"]
+	allowed := trailers
+	allowed.Name, allowed.Message, allowed.Expect = "allowed, ended by trailers", &Message{Tool: "echo"}, Expect{Decision: Allow}
+	results, err := tester.Run(context.Background(), []Case{cont, noSession, trailers, allowed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if !r.Passed() {
+			t.Errorf("%s: %s", r.Case.Name, strings.Join(r.Problems, "; "))
+		}
+	}
+	before := results[0].Before
+	if len(before) != 1 || !before[0].Forwarded || before[0].Response == nil {
+		t.Fatalf("before: %+v", before)
+	}
+	if id, ok := clientSession(before[0]); !ok || id == "" {
+		t.Errorf("the client received no session: %v", before[0].Response)
+	}
+	if len(results[0].Records) != 1 {
+		t.Errorf("records of the case itself only: %d records", len(results[0].Records))
 	}
 }
 
