@@ -27,8 +27,8 @@ import (
 )
 
 // Tester plays cases through filter.wasm under one plugin configuration. It holds no state
-// between cases: each case runs on a host of its own, so that no decision cache or MCP
-// session carries over from one case to the next.
+// between cases: each case runs on a host of its own (with its Before cases, which share it),
+// so that no decision cache or MCP session carries over from one case to the next.
 type Tester struct {
 	module *host.Module
 	base   host.Options // the host options of every case; Clusters is set per case
