@@ -52,8 +52,31 @@ type Case struct {
 	Authority, RawPath string
 	// NoDefaultHeaders sends Headers alone: no Content-Type, Accept or credential is added.
 	NoDefaultHeaders bool
+	// Trailers, when set, end the request with trailers (lower-case names): no body chunk
+	// carries the end of the stream, as with an HTTP/2 client.
+	Trailers [][2]string
+	// Before are requests sent first, in order, on the same filter VM (the same decision
+	// cache and MCP session bindings), each with its own identity; their check calls are
+	// answered as the case's are. A Before case needs no Name, and its Expect is checked
+	// only when set; it has no Before cases of its own. SessionPlaceholder in this case's
+	// header values and path stands for the MCP session the client received last in their
+	// answers (see UpstreamResponse).
+	Before []Case
+	// UpstreamResponse, when set, is the upstream's answer to the request if the filter
+	// forwards it; the outcome then holds what the client receives of it.
+	UpstreamResponse *Response
 	// Expect is what must come of the request.
 	Expect Expect
+}
+
+// Response is an upstream's answer to a forwarded request.
+type Response struct {
+	// Status is the HTTP status; 200 when 0.
+	Status int
+	// Headers are the response headers (lower-case names), such as mcp-session-id.
+	Headers [][2]string
+	// Body is the response body as it arrives, in chunks (an event stream in several).
+	Body []string
 }
 
 // Identity is the user a case's credential belongs to.
@@ -180,7 +203,7 @@ func ParseCases(file string, data []byte) ([]Case, error) {
 				return
 			}
 			for i, el := range n.Content {
-				cases = append(cases, p.parseCase(el, fmt.Sprintf("cases[%d]", i)))
+				cases = append(cases, p.parseCase(el, fmt.Sprintf("cases[%d]", i), false))
 			}
 		},
 	}, "cases")
@@ -282,11 +305,32 @@ func (p *parser) integer(dst *int, min int) func(*yaml.Node, string) {
 	}
 }
 
-func (p *parser) parseCase(n *yaml.Node, path string) Case {
+// headers parses a mapping of header names (lower-cased) to values.
+func (p *parser) headers(dst *[][2]string) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		if !p.kind(n, path, yaml.MappingNode, "a mapping of header names to values") {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if p.kind(v, join(path, k.Value), yaml.ScalarNode, "a string") {
+				*dst = append(*dst, [2]string{strings.ToLower(k.Value), v.Value})
+			}
+		}
+	}
+}
+
+// parseCase parses a case, or with before an entry of a case's before list (no name or
+// expect required, no before of its own).
+func (p *parser) parseCase(n *yaml.Node, path string, before bool) Case {
 	c := Case{Line: n.Line}
 	var body string
 	hasBody := false
-	seen := p.mapping(n, path, map[string]func(*yaml.Node, string){
+	required := []string{"name", "expect"}
+	if before {
+		required = nil
+	}
+	fields := map[string]func(*yaml.Node, string){
 		"name": p.str(&c.Name),
 		"identity": func(n *yaml.Node, path string) {
 			c.Identity = p.parseIdentity(n, path)
@@ -303,16 +347,15 @@ func (p *parser) parseCase(n *yaml.Node, path string) Case {
 		"url":         p.str(&c.URL),
 		"path":        p.str(&c.Path),
 		"http_method": p.str(&c.HTTPMethod),
-		"headers": func(n *yaml.Node, path string) {
-			if !p.kind(n, path, yaml.MappingNode, "a mapping of header names to values") {
-				return
+		"headers":     p.headers(&c.Headers),
+		"trailers": func(n *yaml.Node, path string) {
+			p.headers(&c.Trailers)(n, path)
+			if n.Kind == yaml.MappingNode && len(n.Content) == 0 {
+				p.fail(n, path, "the mapping is empty")
 			}
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				k, v := n.Content[i], n.Content[i+1]
-				if p.kind(v, join(path, k.Value), yaml.ScalarNode, "a string") {
-					c.Headers = append(c.Headers, [2]string{strings.ToLower(k.Value), v.Value})
-				}
-			}
+		},
+		"upstream_response": func(n *yaml.Node, path string) {
+			c.UpstreamResponse = p.parseResponse(n, path)
 		},
 		"mcp": func(n *yaml.Node, path string) {
 			m := p.parseMessage(n, path)
@@ -337,7 +380,26 @@ func (p *parser) parseCase(n *yaml.Node, path string) Case {
 		"expect": func(n *yaml.Node, path string) {
 			c.Expect = p.parseExpect(n, path)
 		},
-	}, "name", "expect")
+	}
+	if !before {
+		fields["before"] = func(n *yaml.Node, path string) {
+			if !p.kind(n, path, yaml.SequenceNode, "a list of requests") {
+				return
+			}
+			if len(n.Content) == 0 {
+				p.fail(n, path, "the list is empty")
+			}
+			for i, el := range n.Content {
+				c.Before = append(c.Before, p.parseCase(el, fmt.Sprintf("%s[%d]", path, i), true))
+			}
+		}
+	}
+	if before {
+		fields["before"] = func(n *yaml.Node, path string) {
+			p.fail(n, path, "a before request has no before requests of its own")
+		}
+	}
+	seen := p.mapping(n, path, fields, required...)
 	if hasBody {
 		c.Body = &body
 	}
@@ -357,6 +419,21 @@ func (p *parser) parseCase(n *yaml.Node, path string) Case {
 		p.fail(n, join(path, "identity"), "a token service answering %s vouches for nobody: remove identity", c.TokenService)
 	}
 	return c
+}
+
+// parseResponse parses an upstream response: status, headers and body.
+func (p *parser) parseResponse(n *yaml.Node, path string) *Response {
+	r := &Response{}
+	p.mapping(n, path, map[string]func(*yaml.Node, string){
+		"status":  p.integer(&r.Status, 100),
+		"headers": p.headers(&r.Headers),
+		"body": func(n *yaml.Node, path string) {
+			var b string
+			p.str(&b)(n, path)
+			r.Body = []string{b}
+		},
+	})
+	return r
 }
 
 func btoi(b bool) int {

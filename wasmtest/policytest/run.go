@@ -11,10 +11,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpmesh/gateway/shared/checkapi"
@@ -25,8 +27,8 @@ import (
 )
 
 // Tester plays cases through filter.wasm under one plugin configuration. It holds no state
-// between cases: each case runs on a host of its own, so that no decision cache or MCP
-// session carries over from one case to the next.
+// between cases: each case runs on a host of its own (with its Before cases, which share it),
+// so that no decision cache or MCP session carries over from one case to the next.
 type Tester struct {
 	module *host.Module
 	base   host.Options // the host options of every case; Clusters is set per case
@@ -37,6 +39,14 @@ type Tester struct {
 	// SessionKey, if set, derives the MCP session key the token service hands out for a
 	// subject on a route (any per-user, per-route key will do; the default hashes both).
 	SessionKey func(sub, routeID string) string
+	// CheckAnswer, if set, is consulted first for every check call the filter makes (with the
+	// right filter key): c is the case whose request made the call (a Before case or the case
+	// itself), req the call as the check API carries it, with the credential in Token or
+	// Cookie. It returns the HTTP status and body of the token service's answer, status 0
+	// for no answer at all (an unavailable token service), or ok false to leave the call to
+	// the built-in answer (c's Identity and TokenService, or those of the case whose
+	// credential the call carries).
+	CheckAnswer func(c Case, req checkapi.Request) (status int, body []byte, ok bool)
 }
 
 // Load loads the gateway configuration at configPath as the local gateway does
@@ -92,6 +102,16 @@ type Outcome struct {
 	Body string
 	// Stuck means the filter neither answered nor released the request.
 	Stuck bool
+	// ReplyHeaders are the headers of the filter's own answer.
+	ReplyHeaders [][2]string
+	// Upstream are the request headers as the upstream receives them (when forwarded).
+	Upstream [][2]string
+	// Response and ResponseBody are what the client receives of the case's UpstreamResponse
+	// (":status" first; nil when none was given or the request was not forwarded).
+	Response     [][2]string
+	ResponseBody string
+	// CheckCalls counts the check calls the filter made for the request.
+	CheckCalls int
 }
 
 // String renders the outcome as the report shows it.
@@ -114,8 +134,14 @@ type Result struct {
 	// Records are the authorization records the filter wrote for the request (one per
 	// message of a batch).
 	Records []Record
-	// Problems says how the outcome falls short of Case.Expect; empty when the case passed.
+	// Problems says how the outcome falls short of Case.Expect (and of the Expect of its
+	// Before cases, when set); empty when the case passed.
 	Problems []string
+	// Before are the outcomes of the case's Before requests, in order.
+	Before []Outcome
+	// Logs are the lines the filter logged while handling the request (at the host's log
+	// level; the records come from them).
+	Logs []string
 }
 
 // Passed reports whether the case met its expectation.
@@ -153,10 +179,42 @@ type request struct {
 	method, scheme, authority, path string
 	headers                         [][2]string
 	chunks                          []string
+	trailers                        [][2]string
+	response                        *Response
 }
 
 func (t *Tester) runCase(ctx context.Context, c Case) (Result, error) {
 	res := Result{Case: c}
+	for i, b := range c.Before {
+		if len(b.Before) > 0 {
+			return res, fmt.Errorf("before[%d]: a Before case has no Before cases of its own", i)
+		}
+	}
+	check := &checkServer{key: t.pc.FilterKey, routes: t.pc.Routes, sessionKey: t.SessionKey, hook: t.CheckAnswer, creds: map[string]Case{}}
+	o := t.base
+	o.Clusters = map[string]host.Cluster{t.pc.Cluster: {Handler: check}}
+	h, err := host.New(ctx, t.module, o)
+	if err != nil {
+		return res, fmt.Errorf("start filter: %w", err)
+	}
+	defer h.Close()
+	session := ""
+	for i, b := range c.Before {
+		out, logs, err := t.play(ctx, h, check, b, session)
+		if err != nil {
+			return res, fmt.Errorf("before[%d]: %w", i, err)
+		}
+		res.Before = append(res.Before, out)
+		if id, ok := clientSession(out); ok {
+			session = id
+		}
+		if b.Expect.Decision != "" || b.Expect.Status != 0 {
+			for _, p := range compare(b.Expect, out, records(logs)) {
+				res.Problems = append(res.Problems, fmt.Sprintf("before[%d]: %s", i, p))
+			}
+		}
+	}
+	c = c.withSession(session)
 	req, err := t.build(c)
 	if err != nil {
 		return res, err
@@ -165,24 +223,83 @@ func (t *Tester) runCase(ctx context.Context, c Case) (Result, error) {
 		r := t.table.Route(i)
 		res.Route = &r
 	}
-	o := t.base
-	o.Clusters = map[string]host.Cluster{t.pc.Cluster: {Handler: &checkServer{c: c, key: t.pc.FilterKey, routes: t.pc.Routes, sessionKey: t.SessionKey}}}
-	h, err := host.New(ctx, t.module, o)
-	if err != nil {
-		return res, fmt.Errorf("start filter: %w", err)
-	}
-	defer h.Close()
-	res.Outcome, err = send(ctx, h, req)
+	res.Outcome, res.Logs, err = t.play(ctx, h, check, c, "")
 	if err != nil {
 		return res, err
 	}
-	for _, line := range h.GuestLogs(host.LogInfo) {
+	res.Records = records(res.Logs)
+	res.Problems = append(res.Problems, compare(c.Expect, res.Outcome, res.Records)...)
+	return res, nil
+}
+
+// play sends one case's request through h (after its Before cases, on the same VM) with
+// SessionPlaceholder standing for session, and returns its outcome and the lines logged.
+func (t *Tester) play(ctx context.Context, h *host.Host, check *checkServer, c Case, session string) (Outcome, []string, error) {
+	c = c.withSession(session)
+	req, err := t.build(c)
+	if err != nil {
+		return Outcome{}, nil, err
+	}
+	check.play(c)
+	calls := check.calls.Load()
+	logsBefore := len(h.GuestLogs(host.LogTrace))
+	out, err := send(ctx, h, req)
+	if err != nil {
+		return out, nil, err
+	}
+	out.CheckCalls = int(check.calls.Load() - calls)
+	return out, h.GuestLogs(host.LogTrace)[logsBefore:], nil
+}
+
+func records(logs []string) []Record {
+	var rs []Record
+	for _, line := range logs {
 		if r, ok := parseRecord(line); ok {
-			res.Records = append(res.Records, r)
+			rs = append(rs, r)
 		}
 	}
-	res.Problems = compare(c.Expect, res.Outcome, res.Records)
-	return res, nil
+	return rs
+}
+
+// SessionPlaceholder in a case's header values, Path, URL or RawPath stands for the MCP
+// session the client received in the answer to an earlier request of the case (Before):
+// the Mcp-Session-Id of the response, or the session in the URL of a legacy (HTTP+SSE)
+// endpoint event. It is replaced by "" when no earlier answer carried one.
+const SessionPlaceholder = "$SESSION"
+
+// withSession returns c with SessionPlaceholder replaced by session in its header values and,
+// query-escaped, in its Path, URL and RawPath.
+func (c Case) withSession(session string) Case {
+	if len(c.Headers) > 0 {
+		hs := make([][2]string, len(c.Headers))
+		for i, h := range c.Headers {
+			hs[i] = [2]string{h[0], strings.ReplaceAll(h[1], SessionPlaceholder, session)}
+		}
+		c.Headers = hs
+	}
+	q := url.QueryEscape(session)
+	c.Path = strings.ReplaceAll(c.Path, SessionPlaceholder, q)
+	c.URL = strings.ReplaceAll(c.URL, SessionPlaceholder, q)
+	c.RawPath = strings.ReplaceAll(c.RawPath, SessionPlaceholder, q)
+	return c
+}
+
+// legacySessionParam finds the session of a legacy endpoint event in a response body.
+var legacySessionParam = regexp.MustCompile(`[?&](?:sessionId|session_id|sessionid)=([^&\s#]+)`)
+
+// clientSession is the MCP session a client received in o: its Mcp-Session-Id, or the
+// session in the URL of a legacy transport's endpoint event.
+func clientSession(o Outcome) (string, bool) {
+	for _, h := range o.Response {
+		if strings.EqualFold(h[0], "mcp-session-id") {
+			return h[1], true
+		}
+	}
+	if m := legacySessionParam.FindStringSubmatch(o.ResponseBody); m != nil {
+		id, err := url.QueryUnescape(m[1])
+		return id, err == nil
+	}
+	return "", false
 }
 
 // build turns a case into the request the proxy hands the filter.
@@ -238,7 +355,7 @@ func (t *Tester) build(c Case) (request, error) {
 		defaults = append(defaults, [2]string{"accept", "text/event-stream"})
 	}
 	if c.Identity != nil || (c.TokenService != "" && c.TokenService != "ok") {
-		cred := "policytest-" + strconv.Itoa(c.Line) + "-" + fmt.Sprintf("%x", sha256.Sum256([]byte(c.Name)))[:12]
+		cred := c.credential()
 		kind := pluginconf.KindServer
 		if i, m := t.table.Match(req.authority, req.path); m == pluginconf.Routed {
 			kind = t.table.Route(i).Kind
@@ -262,7 +379,15 @@ func (t *Tester) build(c Case) (request, error) {
 		}
 	}
 	req.headers = append(req.headers, c.Headers...)
+	req.trailers, req.response = c.Trailers, c.UpstreamResponse
 	return req, nil
+}
+
+// credential is the token or cookie a case sends: the same for the same identity and token
+// service answer, so that the requests of one case (Before) share decisions and sessions.
+func (c *Case) credential() string {
+	id, _ := json.Marshal(c.Identity.wire())
+	return "policytest-" + fmt.Sprintf("%x", sha256.Sum256([]byte(c.TokenService+"\x00"+string(id))))[:16]
 }
 
 func hasHeader(hs [][2]string, name string) bool {
@@ -357,7 +482,9 @@ func (m *Message) json(defaultID int) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// send gives req to the filter as Envoy's connection manager would and reports the outcome.
+// send gives req to the filter as Envoy's connection manager would (in its default mode) and
+// reports the outcome; when the request is forwarded and req.response is set, the upstream
+// then answers with it, and the outcome holds what the client receives.
 func send(ctx context.Context, h *host.Host, req request) (Outcome, error) {
 	var out Outcome
 	st, err := h.NewStream(ctx, host.StreamInfo{})
@@ -370,64 +497,162 @@ func send(ctx context.Context, h *host.Host, req request) (Outcome, error) {
 	for _, kv := range req.headers {
 		hdrs = append(hdrs, host.Header{Name: kv[0], Value: kv[1]})
 	}
-	released, eos := false, false
+	var released host.Headers
+	eos := false
 	step := func(r host.Result, err error) (bool, error) {
 		if r.Headers != nil {
-			released = true
+			released = r.Headers
 		}
 		if r.EndOfStream {
 			eos = true
 		}
 		if r.Reply != nil {
 			out.Status, out.Body = r.Reply.Status, string(r.Reply.Body)
+			out.ReplyHeaders = pairs(r.Reply.Headers)
 			return true, nil
 		}
 		return false, err
 	}
 	stepCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	done, err := step(st.SendRequestHeaders(stepCtx, hdrs, len(req.chunks) == 0))
+	trailers := len(req.trailers) > 0
+	done, err := step(st.SendRequestHeaders(stepCtx, hdrs, len(req.chunks) == 0 && !trailers))
 	for i := 0; !done && err == nil && i < len(req.chunks); i++ {
-		done, err = step(st.SendRequestBody(stepCtx, []byte(req.chunks[i]), i == len(req.chunks)-1))
+		done, err = step(st.SendRequestBody(stepCtx, []byte(req.chunks[i]), i == len(req.chunks)-1 && !trailers))
+	}
+	if !done && err == nil && trailers {
+		var ts host.Headers
+		for _, kv := range req.trailers {
+			ts = append(ts, host.Header{Name: kv[0], Value: kv[1]})
+		}
+		done, err = step(st.SendRequestTrailers(stepCtx, ts))
 	}
 	switch {
 	case done:
+		return out, nil
 	case err != nil:
 		out.Stuck = true
-	default:
-		out.Forwarded = released && eos
-		out.Stuck = !out.Forwarded
+		return out, nil
 	}
+	out.Forwarded = released != nil && eos
+	out.Stuck = !out.Forwarded
+	if !out.Forwarded {
+		return out, nil
+	}
+	out.Upstream = pairs(released)
+	if req.response == nil {
+		return out, nil
+	}
+	status := req.response.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	hs := host.Headers{{Name: ":status", Value: strconv.Itoa(status)}}
+	for _, kv := range req.response.Headers {
+		hs = append(hs, host.Header{Name: kv[0], Value: kv[1]})
+	}
+	chunks := req.response.Body
+	r, err := st.SendResponseHeaders(stepCtx, hs, len(chunks) == 0)
+	if err != nil {
+		return out, fmt.Errorf("upstream response: %w", err)
+	}
+	got := r.Headers
+	if r.Reply != nil {
+		got = append(host.Headers{{Name: ":status", Value: strconv.Itoa(r.Reply.Status)}}, r.Reply.Headers...)
+	}
+	out.Response = pairs(got)
+	if out.Response == nil {
+		out.Response = [][2]string{}
+	}
+	body := r.Body
+	for i, ch := range chunks {
+		r, err := st.SendResponseBody(stepCtx, []byte(ch), i == len(chunks)-1)
+		if err != nil {
+			return out, fmt.Errorf("upstream response body: %w", err)
+		}
+		body = append(body, r.Body...)
+	}
+	out.ResponseBody = string(body)
 	return out, nil
 }
 
-// checkServer is the token service's check API for one case: it answers every check call
-// with the case's identity (or its token service status), in the check API's wire types.
+func pairs(hs host.Headers) [][2]string {
+	var ps [][2]string
+	for _, h := range hs {
+		ps = append(ps, [2]string{h.Name, h.Value})
+	}
+	return ps
+}
+
+// checkServer is the token service's check API for the requests of one case: it answers
+// every check call with Tester.CheckAnswer, or else with the identity (or the token service
+// status) of the case whose credential the call carries, or else of the case being played,
+// in the check API's wire types.
 type checkServer struct {
-	c          Case
 	key        string
 	routes     []pluginconf.Route
 	sessionKey func(sub, routeID string) string
+	hook       func(Case, checkapi.Request) (int, []byte, bool)
+	calls      atomic.Int64
+
+	mu      sync.Mutex
+	current Case
+	creds   map[string]Case // credential sent → the case that sent it
+}
+
+// play makes c the case being played and records the credential it sends.
+func (s *checkServer) play(c Case) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.current = c
+	if c.Identity != nil || (c.TokenService != "" && c.TokenService != "ok") {
+		s.creds[c.credential()] = c
+	}
 }
 
 func (s *checkServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.calls.Add(1)
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	resp, fail := s.answer(r.Header.Get(checkapi.KeyHeader), body)
+	status, b, fail := s.reply(r.Header.Get(checkapi.KeyHeader), body)
 	if fail {
 		panic(http.ErrAbortHandler)
-	}
-	b, _ := json.Marshal(resp)
-	status := checkapi.HTTPStatus(resp.Status)
-	if status == 0 {
-		status = http.StatusUnauthorized
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
 
-// answer is the check API's answer to a check call; fail means no answer at all.
-func (s *checkServer) answer(key string, body []byte) (checkapi.Response, bool) {
+// reply is the HTTP answer to a check call; fail means no answer at all.
+func (s *checkServer) reply(key string, body []byte) (int, []byte, bool) {
+	var req checkapi.Request
+	decoded := key == s.key && json.Unmarshal(body, &req) == nil
+	s.mu.Lock()
+	cur := s.current
+	c := cur
+	if decoded {
+		if sent, ok := s.creds[req.Token]; ok && req.Token != "" {
+			c = sent
+		} else if sent, ok := s.creds[req.Cookie]; ok && req.Cookie != "" {
+			c = sent
+		}
+	}
+	s.mu.Unlock()
+	if decoded && s.hook != nil {
+		if status, b, ok := s.hook(cur, req); ok {
+			return status, b, status == 0
+		}
+	}
+	resp, fail := s.answer(c, key, body)
+	b, _ := json.Marshal(resp)
+	status := checkapi.HTTPStatus(resp.Status)
+	if status == 0 {
+		status = http.StatusUnauthorized
+	}
+	return status, b, fail
+}
+
+// answer is the check API's answer to a check call for case c; fail means no answer at all.
+func (s *checkServer) answer(c Case, key string, body []byte) (checkapi.Response, bool) {
 	if key != s.key {
 		return checkapi.Response{Status: "invalid_key", Error: "the filter key is wrong"}, false
 	}
@@ -435,10 +660,10 @@ func (s *checkServer) answer(key string, body []byte) (checkapi.Response, bool) 
 	if err := json.Unmarshal(body, &req); err != nil {
 		return checkapi.Response{Status: "bad_request"}, false
 	}
-	status := s.c.TokenService
+	status := c.TokenService
 	if status == "" {
 		status = checkapi.StatusOK
-		if s.c.Identity == nil {
+		if c.Identity == nil {
 			status = checkapi.StatusInvalidToken
 		}
 	}
@@ -448,7 +673,7 @@ func (s *checkServer) answer(key string, body []byte) (checkapi.Response, bool) 
 	case checkapi.StatusInvalidToken, checkapi.StatusNoSession:
 		return checkapi.Response{Status: status, Error: status}, false
 	}
-	id := s.c.Identity.wire()
+	id := c.Identity.wire()
 	if status == checkapi.StatusUpstreamRequired {
 		return checkapi.Response{Status: status, Identity: id,
 			ConnectURL: strings.TrimSuffix(req.RouteID, "/") + "/.gateway/mcp/connect"}, false
