@@ -14,23 +14,38 @@ import (
 // ListenAndServe listens on every address of Addresses and serves until ctx is done, then
 // shuts down gracefully. A listen error names the address (and so the route it came from).
 func (g *Gateway) ListenAndServe(ctx context.Context) error {
+	ls, err := Listen(ctx, g.Addresses())
+	if err != nil {
+		return err
+	}
+	return g.Serve(ctx, ls)
+}
+
+// Listen opens a listener on each address; a listen error names the address and closes the
+// listeners already opened.
+func Listen(ctx context.Context, addrs []string) ([]net.Listener, error) {
 	var lc net.ListenConfig
 	var ls []net.Listener
-	for _, a := range g.Addresses() {
+	for _, a := range addrs {
 		l, err := lc.Listen(ctx, "tcp", a)
 		if err != nil {
 			for _, o := range ls {
 				o.Close()
 			}
-			return fmt.Errorf("listen on %s (a route's from or authenticate_service_url): %w", a, err)
+			return nil, fmt.Errorf("listen on %s (a route's from or authenticate_service_url): %w", a, err)
 		}
 		ls = append(ls, l)
 	}
-	return g.Serve(ctx, ls)
+	return ls, nil
 }
 
 // Serve serves on listeners the caller opened until ctx is done.
 func (g *Gateway) Serve(ctx context.Context, ls []net.Listener) error {
+	return serve(ctx, ls, g, g.timeouts, g.logger)
+}
+
+// serve serves h on ls until ctx is done, then shuts down gracefully (5 s).
+func serve(ctx context.Context, ls []net.Listener, h http.Handler, t Timeouts, logger *slog.Logger) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(ls))
 	servers := make([]*http.Server, len(ls))
@@ -38,8 +53,8 @@ func (g *Gateway) Serve(ctx context.Context, ls []net.Listener) error {
 		// No ReadTimeout or WriteTimeout: they would bound uploads and event streams. Bodies
 		// are bounded per request (boundBody).
 		srv := &http.Server{
-			Handler: g, ReadHeaderTimeout: g.timeouts.ReadHeader, IdleTimeout: g.timeouts.Idle,
-			MaxHeaderBytes: MaxHeaderBytes, ErrorLog: slog.NewLogLogger(g.logger.Handler(), slog.LevelWarn),
+			Handler: h, ReadHeaderTimeout: t.ReadHeader, IdleTimeout: t.Idle,
+			MaxHeaderBytes: MaxHeaderBytes, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		}
 		servers[i] = srv
 		wg.Add(1)

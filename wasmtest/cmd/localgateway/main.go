@@ -8,25 +8,44 @@
 // It is the host of the quick start (make run) and of CI, standing in for Envoy; it is not a
 // production component. A configuration it cannot use stops it at once with a message naming
 // the key (exit 2).
+//
+// The filter's authorization records are printed as themselves: with -log-format json each
+// is its own JSON line on stderr, as the filter wrote it; with text, its fields are the
+// attributes of an "authorize check" line (gateway.RecordHandler). -wasm-log-level sets the
+// proxy log level the filter runs under (default info, Envoy's). -admin host:port (default
+// off) serves GET /metrics, the filter's counters in the Prometheus text format named
+// envoy_wasmcustom_<name>. SIGHUP re-reads the configuration file: a valid one replaces the
+// token service and the filter's plugin configuration behind the same listeners (requests in
+// flight finish on the old ones; see gateway.Live), a file that fails to load or that would
+// change the listen addresses keeps the running configuration. Either way a log line says
+// which happened. See docs/operations.md.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/mcpmesh/gateway/shared/config"
-	"github.com/mcpmesh/gateway/tokensvc/server"
 	"github.com/mcpmesh/gateway/wasmtest/gateway"
 	"github.com/mcpmesh/gateway/wasmtest/host"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
+
+// wasmLogLevels are the values of -wasm-log-level.
+var wasmLogLevels = map[string]host.LogLevel{
+	"trace": host.LogTrace, "debug": host.LogDebug, "info": host.LogInfo, "warn": host.LogWarn, "error": host.LogError,
+}
 
 func run(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("localgateway", flag.ContinueOnError)
@@ -35,6 +54,9 @@ func run(args []string, stderr io.Writer) int {
 	wasmPath := fs.String("wasm", envOr("GATEWAY_WASM", "build/out/filter.wasm"), "filter.wasm to run (make wasm builds it)")
 	workers := fs.Int("workers", 2, "filter VMs (Envoy worker threads)")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
+	wasmLevel := fs.String("wasm-log-level", "info", "proxy log level of the filter: trace, debug, info, warn or error")
+	admin := fs.String("admin", "", "admin address serving GET /metrics (Prometheus), e.g. 127.0.0.1:9901; empty: off")
+	grace := fs.Duration("reload-grace", gateway.DefaultGrace, "after a reload, how long requests in flight may finish on the old configuration")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -42,19 +64,19 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "localgateway: -config is required")
 		return 2
 	}
+	level, ok := wasmLogLevels[*wasmLevel]
+	if !ok {
+		fmt.Fprintf(stderr, "localgateway: -wasm-log-level must be trace, debug, info, warn or error, got %q\n", *wasmLevel)
+		return 2
+	}
 	cfg, err := config.Load(*configPath)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	var logger *slog.Logger
-	switch *logFormat {
-	case "json":
-		logger = slog.New(slog.NewJSONHandler(stderr, nil))
-	case "text":
-		logger = slog.New(slog.NewTextHandler(stderr, nil))
-	default:
-		fmt.Fprintf(stderr, "localgateway: -log-format must be text or json, got %q\n", *logFormat)
+	logger, err := newLogger(*logFormat, level, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "localgateway: %v\n", err)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -70,31 +92,71 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "localgateway: compile %s: %v\n", *wasmPath, err)
 		return 1
 	}
-	ts, err := server.New(ctx, cfg, server.WithLogger(logger))
-	if err != nil {
-		fmt.Fprintf(stderr, "localgateway: token service: %v\n", err)
-		return 1
-	}
-	defer ts.Close()
-	gw, err := gateway.New(ctx, gateway.Options{
-		Config:       cfg,
-		Module:       mod,
-		Workers:      *workers,
-		TokenService: gateway.TokenService{Public: ts.PublicHandler(), Internal: ts.InternalHandler()},
-		Logger:       logger,
-	})
-	if err != nil {
+	a := &app{path: *configPath, module: mod, workers: *workers, logger: logger, wasmLevel: level, grace: *grace}
+	if err := a.start(ctx, cfg); err != nil {
 		fmt.Fprintf(stderr, "localgateway: %v\n", err)
 		return 1
 	}
-	defer gw.Close()
-	go ts.RunGC(ctx)
-	logger.Info("local gateway listening", "addresses", gw.Addresses())
-	if err := gw.ListenAndServe(ctx); err != nil {
+	defer a.close()
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				_ = a.reload(ctx)
+			}
+		}
+	}()
+
+	errs := make(chan error, 2)
+	if *admin != "" {
+		l, err := net.Listen("tcp", *admin)
+		if err != nil {
+			fmt.Fprintf(stderr, "localgateway: -admin: %v\n", err)
+			return 1
+		}
+		srv := &http.Server{Handler: a.live.AdminHandler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { <-ctx.Done(); _ = srv.Close() }()
+		go func() {
+			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errs <- fmt.Errorf("admin: %w", err)
+			}
+		}()
+		logger.Info("admin listening", "address", l.Addr().String(), "paths", []string{"/metrics"})
+	}
+	logger.Info("local gateway listening", "addresses", a.live.Current().Addresses())
+	go func() { errs <- a.live.ListenAndServe(ctx) }()
+	if err := <-errs; err != nil {
 		fmt.Fprintf(stderr, "localgateway: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// newLogger builds the logger of format whose level lets the filter's lines at wasm level
+// through; the filter's authorization records are printed as themselves (RecordHandler).
+func newLogger(format string, wasm host.LogLevel, w io.Writer) (*slog.Logger, error) {
+	lvl := slog.LevelInfo
+	switch wasm {
+	case host.LogTrace:
+		lvl = slog.LevelDebug - 4
+	case host.LogDebug:
+		lvl = slog.LevelDebug
+	}
+	w = gateway.SyncWriter(w)
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch format {
+	case "json":
+		return slog.New(gateway.RecordHandler(slog.NewJSONHandler(w, opts), w)), nil
+	case "text":
+		return slog.New(gateway.RecordHandler(slog.NewTextHandler(w, opts), nil)), nil
+	}
+	return nil, fmt.Errorf("-log-format must be text or json, got %q", format)
 }
 
 func envOr(key, def string) string {
