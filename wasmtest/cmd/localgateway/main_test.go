@@ -23,6 +23,7 @@ func TestRun_BadConfigExits2NamingTheKey(t *testing.T) {
 		{[]string{"-config", bad}, "routes[0].mcp.server.bogus: unknown key"},
 		{[]string{"-config", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
 		{[]string{"-config", "../../../examples/gateway.yaml", "-log-format", "xml"}, "-log-format must be text or json"},
+		{[]string{"-config", "../../../examples/gateway.yaml", "-wasm-log-level", "verbose"}, "-wasm-log-level must be trace, debug, info, warn or error"},
 	}
 	for _, c := range cases {
 		var stderr bytes.Buffer
