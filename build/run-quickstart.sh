@@ -39,8 +39,10 @@ Quick start is up:
   MCP server route    http://127.0.0.2:8401/mcp   (demo MCP server behind the gateway)
   MCP client route    http://127.0.0.3:8402/      (demo app; open it in a browser)
   Token service       http://127.0.0.1:8400       (authenticate host)
+  Filter metrics      http://127.0.0.1:9901/metrics   (Prometheus text; the local gateway's -admin)
 Try: npx @modelcontextprotocol/inspector, and connect to http://127.0.0.2:8401/mcp
      curl -i http://127.0.0.2:8401/mcp   (401 with the resource metadata URL)
-Logs: $out/*.log
+Logs: $out/*.log; the authorization records print below, one per decision.
+Edit '$config' and send localgateway SIGHUP to reload it (docs/operations.md)
 MSG
-"$out/localgateway" -config "$config" -wasm "$out/filter.wasm"
+"$out/localgateway" -config "$config" -wasm "$out/filter.wasm" -admin 127.0.0.1:9901

@@ -16,4 +16,13 @@
 // arrive within 30 s when it goes to the token service (its ReadTimeout) and within 5 minutes
 // when it goes to an upstream; the deadline is lifted once the body is read, so responses,
 // event streams included, are never cut (there is no write timeout). See Timeouts.
+//
+// Observability (docs/operations.md): RecordHandler prints the filter's authorization records
+// as themselves rather than as the escaped message of a host log line; Live.AdminHandler
+// serves the filter's metrics at /metrics in the Prometheus text format, named
+// envoy_wasmcustom_<name> as Envoy names a wasm plugin's stats. Live holds the current Gateway
+// behind the listeners so that a reload can replace it: a request runs to its end on the
+// gateway it started on, the old gateway is retired when its requests have finished or after
+// a grace period, the listen addresses cannot change, and counters keep adding up across
+// gateways so that a reload never makes one go down.
 package gateway
