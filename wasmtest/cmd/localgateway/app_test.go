@@ -92,6 +92,11 @@ func (f *fixture) write(content string) {
 
 // startApp serves a local gateway whose route has policy and log fields, logging in format.
 func startApp(t *testing.T, format, policy, fields string, upstreamDelay time.Duration) *fixture {
+	return startAppAt(t, host.LogInfo, format, policy, fields, upstreamDelay)
+}
+
+// startAppAt is startApp with the filter at wasm log level.
+func startAppAt(t *testing.T, wasm host.LogLevel, format, policy, fields string, upstreamDelay time.Duration) *fixture {
 	t.Helper()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		time.Sleep(upstreamDelay)
@@ -114,11 +119,11 @@ func startApp(t *testing.T, format, policy, fields string, upstreamDelay time.Du
 	if err != nil {
 		t.Fatal(err)
 	}
-	logger, err := newLogger(format, host.LogInfo, f.logs)
+	logger, err := newLogger(format, wasm, f.logs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.app = &app{path: f.path, module: wasmbuild.Module(t), workers: 2, logger: logger, wasmLevel: host.LogInfo, grace: 5 * time.Second}
+	f.app = &app{path: f.path, module: wasmbuild.Module(t), workers: 2, logger: logger, wasmLevel: wasm, grace: 5 * time.Second}
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := f.app.start(ctx, cfg); err != nil {
 		t.Fatal(err)
@@ -182,9 +187,10 @@ func TestLocalGateway_PrintsEachAuthorizationRecordAsItself(t *testing.T) {
 	const fullFields = `[request-id, user, email, allow, allow-why-true, allow-why-false, deny, deny-why-false, mcp-method, mcp-tool, mcp-tool-parameters]`
 	cases := []struct {
 		name, format, fields string
+		wasm                 host.LogLevel
 		check                func(t *testing.T, logs string)
 	}{
-		{"JSONSpecExample", "json", specFields, func(t *testing.T, logs string) {
+		{"JSONSpecExample", "json", specFields, host.LogInfo, func(t *testing.T, logs string) {
 			if strings.Contains(logs, `\"message\":\"authorize check\"`) {
 				t.Errorf("a record is still escaped inside another line:\n%s", logs)
 			}
@@ -205,7 +211,7 @@ func TestLocalGateway_PrintsEachAuthorizationRecordAsItself(t *testing.T) {
 				t.Errorf("mcp-tool-parameters %v", r["mcp-tool-parameters"])
 			}
 		}},
-		{"JSONFullListHasTheDecision", "json", fullFields, func(t *testing.T, logs string) {
+		{"JSONFullListHasTheDecision", "json", fullFields, host.LogInfo, func(t *testing.T, logs string) {
 			recs := records(t, logs)
 			if len(recs) != 1 {
 				t.Fatalf("%d records, want 1:\n%s", len(recs), logs)
@@ -220,7 +226,12 @@ func TestLocalGateway_PrintsEachAuthorizationRecordAsItself(t *testing.T) {
 				}
 			}
 		}},
-		{"TextAttributes", "text", specFields, func(t *testing.T, logs string) {
+		{"WasmLogLevelWarnSilencesThem", "json", specFields, host.LogWarn, func(t *testing.T, logs string) {
+			if recs := records(t, logs); len(recs) != 0 || strings.Contains(logs, "authorize check") {
+				t.Errorf("records at -wasm-log-level warn:\n%s", logs)
+			}
+		}},
+		{"TextAttributes", "text", specFields, host.LogInfo, func(t *testing.T, logs string) {
 			var line string
 			for _, l := range strings.Split(logs, "\n") {
 				if strings.Contains(l, `msg="authorize check"`) {
@@ -240,14 +251,16 @@ func TestLocalGateway_PrintsEachAuthorizationRecordAsItself(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			f := startApp(t, c.format, allowAlice, c.fields, 0)
+			f := startAppAt(t, c.wasm, c.format, allowAlice, c.fields, 0)
 			if code, err := f.call(&http.Client{Timeout: 10 * time.Second}); err != nil || code != 200 {
 				t.Fatalf("call: %d %v", code, err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if _, err := f.app.live.Current().Host().WaitLog(ctx, "authorize check"); err != nil {
-				t.Fatal(err)
+			if c.wasm <= host.LogInfo {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				if _, err := f.app.live.Current().Host().WaitLog(ctx, "authorize check"); err != nil {
+					t.Fatal(err)
+				}
 			}
 			c.check(t, f.logs.String())
 		})

@@ -97,7 +97,7 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "localgateway: %v\n", err)
 		return 1
 	}
-	defer a.close()
+	defer func() { stop(); a.close() }() // no reload starts once ctx is done
 
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -108,7 +108,9 @@ func run(args []string, stderr io.Writer) int {
 			case <-ctx.Done():
 				return
 			case <-hup:
-				_ = a.reload(ctx)
+				if ctx.Err() == nil {
+					_ = a.reload(ctx)
+				}
 			}
 		}
 	}()
