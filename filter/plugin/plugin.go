@@ -24,6 +24,7 @@ type Filter struct {
 	logWriter *authlog.Writer
 	metrics   metrics
 	logBuf    []byte
+	propBuf   []byte // scratch for published properties
 }
 
 // New returns a Filter that reports through host. It serves nothing until Configure succeeds.

@@ -27,14 +27,14 @@ const (
 
 	// Refusals the filter makes before the policy can decide; they appear in allow-why-false
 	// of the record it writes for the refused request.
-	ReasonMCPContentTypeUnsupported     // "mcp-content-type-unsupported": a body the upstream could decode otherwise
+	ReasonMCPContentTypeUnsupported     // "mcp-content-type-unsupported": not application/json, an encoded body, or one the upstream could decode otherwise (415)
 	ReasonMCPSessionUnknown             // "mcp-session-unknown": a session ID not issued to this user on this route
 	ReasonTokenMissing                  // "token-missing": no credential, or a malformed one (401)
 	ReasonTokenInvalid                  // "token-invalid": the token service refused the credential (401)
 	ReasonBodyTooLarge                  // "body-too-large": a body over max_request_bytes (413)
 	ReasonBodyUnparsable                // "body-unparsable": a body the filter will not read as the upstream would (400)
-	ReasonContentTypeUnsupported        // "content-type-unsupported": not application/json, or an encoded body (415)
-	ReasonRouteInvalid                  // "route-invalid": an ambiguous path (400) or no route for it (404)
+	ReasonRequestAmbiguous              // "request-ambiguous": an ambiguous path, a session header or parameter given twice (400)
+	ReasonRouteNotFound                 // "route-not-found": no route for the path on a route host (404)
 	ReasonTokenServiceUnavailable       // "token-service-unavailable": the token service could not decide (503)
 	ReasonUpstreamAuthorizationRequired // "upstream-authorization-required": the user has not connected the upstream (403)
 
@@ -65,8 +65,8 @@ var reasonNames = [numReasons]string{
 	ReasonTokenInvalid:                  "token-invalid",
 	ReasonBodyTooLarge:                  "body-too-large",
 	ReasonBodyUnparsable:                "body-unparsable",
-	ReasonContentTypeUnsupported:        "content-type-unsupported",
-	ReasonRouteInvalid:                  "route-invalid",
+	ReasonRequestAmbiguous:              "request-ambiguous",
+	ReasonRouteNotFound:                 "route-not-found",
 	ReasonTokenServiceUnavailable:       "token-service-unavailable",
 	ReasonUpstreamAuthorizationRequired: "upstream-authorization-required",
 }
