@@ -47,6 +47,19 @@ func recordCases() []Case {
 		refused("UpstreamNotConnectedIsRecorded", post("up.example.com", "/mcp", toolsList, bearer(TokenNoUpstream)), 403, "upstream-authorization-required", "POST", "", 1),
 		refused("SecondSessionHeaderIsRecordedAsAmbiguous", get(mcp, "/mcp", alice, [2]string{"mcp-session-id", "a"}, [2]string{"mcp-session-id", "b"}), 400, "request-ambiguous", "GET", "alice", 1),
 		{
+			Name: "TraceContextGoesOnTheCheckCall",
+			Request: post(mcp, "/mcp", toolsList, alice, [2]string{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+				[2]string{"tracestate", "vendor=opaque"}),
+			Want: Want{Upstream: map[string]string{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+				CheckHeaders: map[string]string{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "tracestate": "vendor=opaque", "x-request-id": RequestID},
+				CheckCalls:   1},
+		},
+		{
+			Name:    "NoTraceContextNoTraceHeaders",
+			Request: post(mcp, "/mcp", toolsList, alice),
+			Want:    Want{Upstream: map[string]string{"authorization": ""}, CheckHeaders: map[string]string{"traceparent": "", "tracestate": ""}, CheckCalls: 1},
+		},
+		{
 			Name:    "DeniedToolPublishesTheDecision",
 			Request: DeniedToolCall(),
 			Want: Want{Status: 403, Counters: []string{"mcp_gateway_authorize_denied", "mcp_gateway_deny_reason_mcp_tool_unauthorized"},

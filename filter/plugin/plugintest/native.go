@@ -19,6 +19,8 @@ var Now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 type NativeHost struct {
 	Logs     []string
 	Counters map[string]int64
+	// CheckHeaders are the headers of the last check call.
+	CheckHeaders Headers
 	// Props are the properties the stream in flight set (proxy_set_property).
 	Props map[string]string
 	names []string
@@ -192,6 +194,10 @@ func (s *nativeStream) DispatchHTTPCall(cluster string, headers []plugin.Header,
 		return errors.New("unknown cluster " + cluster)
 	}
 	s.nCalls++
+	s.CheckHeaders = Headers{}
+	for _, h := range headers {
+		s.CheckHeaders = append(s.CheckHeaders, [2]string{h.Name, h.Value})
+	}
 	s.calls = append(s.calls, call{headers: headers, body: append([]byte(nil), body...), cb: cb})
 	return nil
 }
@@ -253,9 +259,9 @@ func (nf *NativeFilter) send(c Case, headersStop bool) Result {
 	for k, v := range nf.Host.Counters {
 		before[k] = v
 	}
-	nf.Host.Props = nil
+	nf.Host.Props, nf.Host.CheckHeaders = nil, nil
 	res := nf.sendStream(c, headersStop)
-	res.Properties = nf.Host.Props
+	res.Properties, res.CheckHeaders = nf.Host.Props, nf.Host.CheckHeaders
 	res.Counters = map[string]int64{}
 	for k, v := range nf.Host.Counters {
 		if d := v - before[k]; d != 0 {

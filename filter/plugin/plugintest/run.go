@@ -117,6 +117,11 @@ func Check(t testing.TB, c Case, r Result) {
 			t.Errorf("log contains %s; it must not", sub)
 		}
 	}
+	for name, want := range w.CheckHeaders {
+		if got, ok := r.CheckHeaders.Get(name); got != want || (want == "") == ok {
+			t.Errorf("check call header %s = %q (present %v), want %q; headers %v", name, got, ok, want, r.CheckHeaders)
+		}
+	}
 	for _, name := range w.Counters {
 		if r.Counters[name] < 1 {
 			t.Errorf("counter %s not incremented; counters %v", name, r.Counters)
