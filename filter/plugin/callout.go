@@ -30,6 +30,12 @@ func (s *stream) callTokenService(key cacheKey) error {
 	if id := s.requestID(); id != "" {
 		headers = append(headers, Header{"x-request-id", id})
 	}
+	// The check call joins the request's trace (W3C Trace Context).
+	for _, name := range [...]string{"traceparent", "tracestate"} {
+		if v, ok := s.header(name); ok {
+			headers = append(headers, Header{name, v})
+		}
+	}
 	return s.h.DispatchHTTPCall(cfg.Cluster, headers, body, cfg.CheckTimeoutMillis, func(resp CallResponse) {
 		s.onCheckResponse(key, resp)
 	})
@@ -69,20 +75,20 @@ func (s *stream) onCheckResponse(key cacheKey, resp CallResponse) {
 		s.f.cache.put(key, b, s.h.Now())
 		s.onBundle(b, true)
 	case checkapi.StatusInvalidToken, checkapi.StatusNoSession:
-		s.f.metrics.inc(metricUnauthenticated)
+		s.refuse(metricUnauthenticated, policy.ReasonTokenInvalid)
 		if s.credKind == credBearer {
 			s.replyUnauthorized("invalid_token", "the access token is invalid, expired or not meant for this server")
 		} else {
 			s.replySignIn()
 		}
 	case checkapi.StatusUpstreamRequired:
-		s.f.metrics.inc(metricDenied)
+		s.refuse(metricDenied, policy.ReasonUpstreamAuthorizationRequired)
 		s.replyUpstreamRequired(res.Get(checkapi.FieldConnectURL).String())
 	}
 }
 
 func (s *stream) unavailable(why string) {
-	s.f.metrics.inc(metricUnavailable)
+	s.refuse(metricUnavailable, policy.ReasonTokenServiceUnavailable)
 	s.h.Log(LogError, "mcp-gateway: failing closed: "+why)
 	s.replyError(503, "temporarily_unavailable", "the gateway cannot verify credentials right now")
 }

@@ -19,20 +19,30 @@ func (s *stream) decide() bool {
 	// wasm build, so it is skipped when the proxy would drop it (Istio's default level is
 	// warning).
 	logRecords := s.h.LogLevel() <= LogInfo
-	allowed := true
+	// The published decision is that of the first denied message, or of the last one.
+	var pub policy.Decision
+	pubMethod, pubTool := "", ""
 	if len(s.messages) == 0 {
-		allowed = s.check(&in, "", "", "", logRecords)
+		// No JSON-RPC message (the event-stream GET, the session DELETE, client and plain
+		// routes): the record names the HTTP method.
+		pubMethod = s.httpMethod()
+		pub = s.check(&in, pubMethod, "", "", logRecords)
 	}
+	allowed := true
 	for i := range s.messages {
 		m := &s.messages[i]
 		tool, args := "", ""
 		if m.Method == policy.MethodToolsCall {
 			tool, args = m.Tool, m.Arguments
 		}
-		if !s.check(&in, m.Method, tool, args, logRecords) {
-			allowed = false
+		d := s.check(&in, m.Method, tool, args, logRecords)
+		if allowed {
+			pub, pubMethod, pubTool = d, m.Method, tool
 		}
+		allowed = allowed && d.Allow
 	}
+	allowed = allowed && pub.Allow
+	s.publish(&in, pub, pubMethod, pubTool)
 	if !allowed {
 		s.f.metrics.inc(metricDenied)
 		s.replyDenied()
@@ -83,7 +93,7 @@ func (s *stream) rewriteHeaders(b *bundle) bool {
 }
 
 // check evaluates one message and, if logRecord is set, logs its authorization record.
-func (s *stream) check(in *policy.Input, method, tool, args string, logRecord bool) bool {
+func (s *stream) check(in *policy.Input, method, tool, args string, logRecord bool) policy.Decision {
 	in.MCPMethod, in.MCPTool = method, tool
 	d := s.route.policy.Evaluate(in)
 	if logRecord {
@@ -94,7 +104,7 @@ func (s *stream) check(in *policy.Input, method, tool, args string, logRecord bo
 			s.f.metrics.incReason(r)
 		}
 	}
-	return d.Allow
+	return d
 }
 
 // logRecord logs the authorization record of one decision at info level.

@@ -85,6 +85,9 @@ type StreamHost interface {
 	ReplaceResponseBody(size int, body []byte) bool
 	// Property reads a proxy property such as "request.id" or "source.address".
 	Property(path ...string) ([]byte, bool)
+	// SetProperty publishes value under path for the stream (Envoy: the filter state
+	// "wasm.<path>", printable in access logs) and reports whether the proxy took it.
+	SetProperty(path string, value []byte) bool
 	// SendLocalResponse answers the stream locally; the upstream is never contacted.
 	SendLocalResponse(status int, headers []Header, body []byte)
 	// ContinueRequest resumes a request stream paused by Pause.

@@ -24,6 +24,7 @@ type Filter struct {
 	logWriter *authlog.Writer
 	metrics   metrics
 	logBuf    []byte
+	propBuf   []byte // scratch for published properties
 }
 
 // New returns a Filter that reports through host. It serves nothing until Configure succeeds.
@@ -45,6 +46,9 @@ func (f *Filter) Configure(config []byte) error {
 			return errors.New("plugin configuration: authorize_log_fields: " + err.Error())
 		}
 	}
+	if err := authlog.ParseRedact(cfg.AuthorizeLogRedact); err != nil {
+		return errors.New("plugin configuration: " + err.Error())
+	}
 	routes := make([]*route, 0, len(cfg.Routes))
 	for i := range cfg.Routes {
 		r := &route{Route: cfg.Routes[i]}
@@ -63,7 +67,7 @@ func (f *Filter) Configure(config []byte) error {
 	f.cfg = cfg
 	f.routes = newRouteTable(cfg, routes)
 	f.cache = newBundleCache(maxCacheEntries)
-	f.logWriter = authlog.NewWriter(fields)
+	f.logWriter = authlog.NewWriterOptions(fields, authlog.Options{Redact: cfg.AuthorizeLogRedact, MaxParameterBytes: cfg.AuthorizeLogMaxParameterBytes})
 	return nil
 }
 

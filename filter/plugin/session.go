@@ -98,7 +98,7 @@ func (sb *sessionBinding) unwrap(v string) (string, bool) {
 // issued to this user on this route. It sets upstreamSession and upstreamPath.
 func (s *stream) admitToServer(b *bundle) bool {
 	if s.unsupportedCT {
-		s.refuse(b, policy.ReasonMCPContentTypeUnsupported)
+		s.refuse(metricRejected, policy.ReasonMCPContentTypeUnsupported)
 		s.replyError(415, "unsupported_media_type", "MCP requests must be application/json with no parameter but charset=utf-8")
 		return false
 	}
@@ -115,14 +115,14 @@ func (s *stream) admitToServer(b *bundle) bool {
 		}
 	}
 	if n > 1 {
-		s.f.metrics.inc(metricRejected)
+		s.refuse(metricRejected, policy.ReasonRequestAmbiguous)
 		s.replyError(400, "invalid_request", "more than one Mcp-Session-Id header")
 		return false
 	}
 	if n == 1 {
 		id, ok := b.session.unwrap(v)
 		if !ok {
-			s.refuseSession(b)
+			s.refuseSession()
 			return false
 		}
 		s.upstreamSession = id
@@ -131,7 +131,7 @@ func (s *stream) admitToServer(b *bundle) bool {
 	path, _ := s.header(":path")
 	start, end, n := sessionParam(path)
 	if n > 1 {
-		s.f.metrics.inc(metricRejected)
+		s.refuse(metricRejected, policy.ReasonRequestAmbiguous)
 		s.replyError(400, "invalid_request", "more than one session parameter in the query")
 		return false
 	}
@@ -142,7 +142,7 @@ func (s *stream) admitToServer(b *bundle) bool {
 			id, ok = b.session.unwrap(v)
 		}
 		if !ok {
-			s.refuseSession(b)
+			s.refuseSession()
 			return false
 		}
 		s.upstreamPath = path[:start] + url.QueryEscape(id) + path[end:]
@@ -152,8 +152,8 @@ func (s *stream) admitToServer(b *bundle) bool {
 
 // refuseSession answers a request whose session was not issued to its user on its route as
 // for an unknown session.
-func (s *stream) refuseSession(b *bundle) {
-	s.refuse(b, policy.ReasonMCPSessionUnknown)
+func (s *stream) refuseSession() {
+	s.refuse(metricRejected, policy.ReasonMCPSessionUnknown)
 	s.replyJSONRPCError(404, jsonrpc.AppendErrorResponse(nil, "", jsonrpc.CodeDenied, "Session not found", s.requestID()))
 }
 
@@ -167,17 +167,6 @@ func (s *stream) bindSession(id string) {
 		}
 	}
 	s.h.RemoveResponseHeader(sessionHeader)
-}
-
-// refuse counts a request refused before the policy decided, and records it (when the proxy
-// logs info) with reason in allow-why-false.
-func (s *stream) refuse(b *bundle, reason policy.Reason) {
-	s.f.metrics.inc(metricRejected)
-	s.f.metrics.incReason(reason)
-	if s.h.LogLevel() <= LogInfo {
-		in := b.input
-		s.logRecord(&in, policy.Decision{AllowWhyFalse: policy.Reasons(0).Add(reason)}, "", "")
-	}
 }
 
 // isUnderscoreSpelling reports whether name is canonical spelled with some '-' as '_', as

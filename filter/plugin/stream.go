@@ -7,6 +7,7 @@ import (
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
 	"github.com/mcpmesh/gateway/shared/checkapi"
 	"github.com/mcpmesh/gateway/shared/pluginconf"
+	"github.com/mcpmesh/gateway/shared/policy"
 )
 
 // Credential kinds, part of the cache key.
@@ -78,11 +79,11 @@ func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
 		s.done = true
 		return Continue
 	case pluginconf.BadPath:
-		s.f.metrics.inc(metricRejected)
+		s.refuse(metricRejected, policy.ReasonRequestAmbiguous)
 		s.replyError(400, "invalid_request", "ambiguous request path")
 		return Pause
 	case pluginconf.NoRoute:
-		s.f.metrics.inc(metricRejected)
+		s.refuse(metricRejected, policy.ReasonRouteNotFound)
 		s.replyError(404, "not_found", "no route for this path")
 		return Pause
 	}
@@ -115,7 +116,7 @@ func (s *stream) serverHeaders(endOfStream bool) Action {
 	}
 	token, ok := s.bearerToken()
 	if !ok {
-		s.f.metrics.inc(metricUnauthenticated)
+		s.refuse(metricUnauthenticated, policy.ReasonTokenMissing)
 		s.replyUnauthorized("", "")
 		return Pause
 	}
@@ -134,13 +135,13 @@ func (s *stream) serverHeaders(endOfStream bool) Action {
 // could not read the way the upstream will.
 func (s *stream) checkPOSTHeaders(endOfStream bool) bool {
 	if ce, ok := s.header("content-encoding"); ok && !strings.EqualFold(strings.TrimSpace(ce), "identity") {
-		s.f.metrics.inc(metricRejected)
+		s.refuse(metricRejected, policy.ReasonMCPContentTypeUnsupported)
 		s.replyError(415, "unsupported_media_type", "encoded request bodies are not accepted")
 		return false
 	}
 	switch contentTypeOf(s.hdrs) {
 	case ctNotJSON:
-		s.f.metrics.inc(metricRejected)
+		s.refuse(metricRejected, policy.ReasonMCPContentTypeUnsupported)
 		s.replyError(415, "unsupported_media_type", "MCP requests must be application/json")
 		return false
 	case ctUnsupported:
@@ -150,16 +151,18 @@ func (s *stream) checkPOSTHeaders(endOfStream bool) bool {
 	if cl, ok := s.header("content-length"); ok {
 		n, err := strconv.ParseInt(strings.TrimSpace(cl), 10, 64)
 		if err != nil || n < 0 {
+			s.refuse(metricRejected, policy.ReasonBodyUnparsable)
 			s.replyError(400, "invalid_request", "invalid Content-Length")
 			return false
 		}
 		if n > s.route.MaxRequestBytes {
-			s.f.metrics.inc(metricRejected)
+			s.refuse(metricRejected, policy.ReasonBodyTooLarge)
 			s.replyTooLarge()
 			return false
 		}
 	}
 	if endOfStream {
+		s.refuse(metricRejected, policy.ReasonBodyUnparsable)
 		s.replyJSONRPCError(400, jsonrpc.ParseErrorBody())
 		return false
 	}
@@ -171,7 +174,7 @@ func (s *stream) checkPOSTHeaders(endOfStream bool) bool {
 func (s *stream) browserHeaders() Action {
 	cookie, ok := s.sessionCookie()
 	if !ok {
-		s.f.metrics.inc(metricUnauthenticated)
+		s.refuse(metricUnauthenticated, policy.ReasonTokenMissing)
 		s.replySignIn()
 		return Pause
 	}
@@ -184,7 +187,7 @@ func (s *stream) OnRequestBody(bodySize int, endOfStream bool) Action {
 	if s.route != nil && !s.isPOST && s.route.Kind == pluginconf.KindServer && bodySize > 0 {
 		// Also after the decision: a body on a GET, DELETE, PUT or "post" is never read.
 		if !s.replied {
-			s.f.metrics.inc(metricRejected)
+			s.refuse(metricRejected, policy.ReasonBodyUnparsable)
 			s.replyError(400, "invalid_request", "only POST requests to an MCP server carry a body")
 		}
 		return Pause
@@ -202,7 +205,7 @@ func (s *stream) OnRequestBody(bodySize int, endOfStream bool) Action {
 		return Continue
 	}
 	if int64(bodySize) > s.route.MaxRequestBytes {
-		s.f.metrics.inc(metricRejected)
+		s.refuse(metricRejected, policy.ReasonBodyTooLarge)
 		s.replyTooLarge()
 		return Pause
 	}
@@ -211,7 +214,7 @@ func (s *stream) OnRequestBody(bodySize int, endOfStream bool) Action {
 	}
 	batch, err := jsonrpc.Parse(s.h.RequestBody(bodySize))
 	if err != nil {
-		s.f.metrics.inc(metricRejected)
+		s.refuse(metricRejected, policy.ReasonBodyUnparsable)
 		var id string
 		code := jsonrpc.CodeParseError
 		if e, ok := err.(*jsonrpc.Error); ok {
@@ -334,7 +337,7 @@ func (s *stream) authorize() Action {
 	}
 	s.f.metrics.inc(metricCacheMiss)
 	if err := s.callTokenService(key); err != nil {
-		s.f.metrics.inc(metricUnavailable)
+		s.refuse(metricUnavailable, policy.ReasonTokenServiceUnavailable)
 		s.h.Log(LogError, "mcp-gateway: check call not dispatched: "+err.Error())
 		s.replyError(503, "temporarily_unavailable", "the gateway cannot verify credentials right now")
 		return Pause

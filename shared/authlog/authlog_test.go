@@ -130,6 +130,11 @@ func TestAppendJSON_HasExactlyTheSelectedFields(t *testing.T) {
 			for _, f := range fields {
 				want = append(want, string(f))
 			}
+			for _, f := range DecisionFields() {
+				if !slices.Contains(fields, f) {
+					want = append(want, string(f)) // every record carries the decision
+				}
+			}
 			var got []string
 			for k := range m {
 				got = append(got, k)
@@ -248,7 +253,7 @@ func TestAppendJSON_ToolParameters(t *testing.T) {
 		{`   `, `null`},
 	}
 	for _, tt := range tests {
-		line := AppendJSON(nil, &Record{MCPToolParameters: tt.raw}, []Field{FieldMCPToolParameters})
+		line := AppendJSON(nil, &Record{MCPToolParameters: tt.raw}, append(DecisionFields(), FieldMCPToolParameters))
 		m := decode(t, line)
 		got, _ := json.Marshal(m["mcp-tool-parameters"])
 		var want any
@@ -272,7 +277,7 @@ func TestAppendJSON_SkipsUnknownFieldsAndAppends(t *testing.T) {
 		t.Fatalf("did not append: %s", line)
 	}
 	m := decode(t, line[len("prefix "):])
-	if len(m) != 5 || m["user"] != "u" {
+	if len(m) != 5+len(DecisionFields()) || m["user"] != "u" {
 		t.Errorf("got %v", m)
 	}
 }
@@ -343,7 +348,7 @@ func TestAppendJSON_ValidatedParametersStayInTheirField(t *testing.T) {
 		{strings.Repeat("{", 2000), `null`},
 	}
 	for _, tt := range tests {
-		line := AppendJSON(nil, &Record{MCPToolParameters: tt.raw, MCPToolParametersValidated: true}, []Field{FieldMCPToolParameters})
+		line := AppendJSON(nil, &Record{MCPToolParameters: tt.raw, MCPToolParametersValidated: true}, append(DecisionFields(), FieldMCPToolParameters))
 		if !bytes.HasSuffix(line, []byte(`"mcp-tool-parameters":`+tt.want+`}`)) {
 			t.Errorf("parameters %q: line %s", tt.raw, line)
 		}

@@ -57,6 +57,12 @@ func DefaultFields() []Field {
 	}
 }
 
+// DecisionFields returns the fields of the decision, which every record carries: those that
+// `authorize_log_fields` does not list are written after the listed ones, in this order.
+func DecisionFields() []Field {
+	return []Field{FieldAllow, FieldAllowWhyTrue, FieldAllowWhyFalse, FieldDeny, FieldDenyWhyFalse}
+}
+
 // Errors wrapped by [ParseFields].
 var (
 	// ErrUnknownField reports a name that is not a selectable field.

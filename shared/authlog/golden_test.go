@@ -62,3 +62,19 @@ func TestGolden_Records(t *testing.T) {
 		})
 	}
 }
+
+// TestGolden_RecordsWithoutDecisionFields: with authorize_log_fields listing only
+// request-id, user, email and the MCP fields, records still carry the decision after them
+// (a blocked tool says "allow":false and mcp-tool-unauthorized), and secrets in the tool
+// arguments are redacted (testdata/golden/records_mcp_fields.jsonl).
+func TestGolden_RecordsWithoutDecisionFields(t *testing.T) {
+	t.Parallel()
+	fields := []Field{FieldRequestID, FieldUser, FieldEmail, FieldMCPMethod, FieldMCPTool, FieldMCPToolParameters}
+	secret := blockedTool()
+	secret.MCPToolParameters = `{"repo":"octo/hello","auth":{"Token":"ghp_secret","user":"al"},"password":"hunter2"}`
+	var out []byte
+	for _, r := range append(goldenRecords(), secret) {
+		out = append(NewWriter(fields).Append(out, r), '\n')
+	}
+	golden.Check(t, "records_mcp_fields.jsonl", out)
+}

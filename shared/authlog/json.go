@@ -115,14 +115,14 @@ func appendRuneEscape(dst []byte, r rune) []byte {
 	return append(dst, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
 }
 
-// appendObject appends raw, a JSON object, without insignificant whitespace and with its
-// strings sanitised like appendString's; anything but a valid JSON object is written as
-// null.
-func appendObject(dst []byte, raw string) []byte {
+// appendObject appends raw, a JSON object, without insignificant whitespace, with its
+// strings sanitised like appendString's and the values of the keys r redacts replaced; anything
+// but a valid JSON object is written as null.
+func appendObject(dst []byte, raw string, r *redactor) []byte {
 	if !gjson.Valid(raw) {
 		return append(dst, "null"...)
 	}
-	return appendValidatedObject(dst, raw)
+	return appendValidatedObject(dst, raw, r)
 }
 
 // maxObjectDepth bounds the nesting appendValidatedObject follows (the filter refuses
@@ -133,17 +133,22 @@ const maxObjectDepth = 1024
 // but without validating it first. It still checks what keeps the record one line with the
 // value inside its field, whatever raw holds: the text is a single object whose brackets
 // match, its strings end, and no control character or non-ASCII byte appears outside a string
-// (control characters inside one are invalid JSON too). Otherwise it writes null.
-func appendValidatedObject(dst []byte, raw string) []byte {
+// (control characters inside one are invalid JSON too). Otherwise it writes null. A redacted
+// value is skipped unread (never written) and replaced with "[redacted]".
+func appendValidatedObject(dst []byte, raw string, r *redactor) []byte {
 	start := len(dst)
 	null := func() []byte { return append(dst[:start], "null"...) }
 	i := skipSpace(raw, 0)
 	if i == len(raw) || raw[i] != '{' {
 		return null()
 	}
+	r.reset()
 	// inArray has one bit per open bracket: set for '[', clear for '{'.
 	var inArray [maxObjectDepth / 64]uint64
 	depth := 0
+	// expectKey: the next string is a member name; redactNext: the value after the next
+	// colon is redacted.
+	expectKey, redactNext := false, false
 	for i < len(raw) {
 		switch c := raw[i]; {
 		case c == '"':
@@ -151,6 +156,10 @@ func appendValidatedObject(dst []byte, raw string) []byte {
 			content := raw[i+1 : end]
 			if end == len(raw) || hasControl(content) {
 				return null()
+			}
+			if expectKey {
+				redactNext = r.key(content, depth)
+				expectKey = false
 			}
 			dst = append(dst, '"')
 			dst = appendRawStringContent(dst, content)
@@ -160,6 +169,18 @@ func appendValidatedObject(dst []byte, raw string) []byte {
 		case isSpace(c):
 			i++
 			continue
+		case c == ':' && redactNext:
+			redactNext = false
+			end := skipValue(raw, skipSpace(raw, i+1))
+			if end < 0 {
+				return null()
+			}
+			dst = append(dst, ':')
+			dst = append(dst, Redacted...)
+			i = end
+			continue
+		case c == ',':
+			expectKey = depth > 0 && inArray[(depth-1)/64]&(1<<((depth-1)%64)) == 0
 		case c == '{' || c == '[':
 			if depth == maxObjectDepth {
 				return null()
@@ -171,8 +192,14 @@ func appendValidatedObject(dst []byte, raw string) []byte {
 				inArray[depth/64] &^= bit
 			}
 			depth++
+			expectKey = c == '{'
 		case c == '}' || c == ']':
+			if depth == 0 {
+				return null()
+			}
 			depth--
+			expectKey = false
+			r.closed(depth)
 			if array := inArray[depth/64]&(1<<(depth%64)) != 0; array != (c == ']') {
 				return null()
 			}

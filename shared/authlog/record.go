@@ -35,15 +35,56 @@ type Record struct {
 // to dst and returns the extended slice. No newline is written, none can appear inside:
 // strings are escaped and tool parameters compacted, so the record stays one line and one
 // valid JSON object whatever the request held (invalid UTF-8 becomes U+FFFD). Fields that
-// are not selectable are skipped. A [Writer] does the same for many records, faster.
+// are not selectable are skipped. Every record carries the decision: the decision fields
+// (allow, allow-why-true, allow-why-false, deny, deny-why-false) that fields does not list
+// follow the listed ones, in that order. Tool parameters are redacted and bounded as by
+// the default [Options]. A [Writer] does the same for many records, faster.
 func AppendJSON(dst []byte, r *Record, fields []Field) []byte {
 	dst = append(dst, `{"level":"`+Level+`","service":"`+Service+`","time":"`...)
 	dst = r.Time.AppendFormat(dst, time.RFC3339Nano)
 	dst = append(dst, `","message":"`+Message+`"`...)
 	for _, f := range fields {
-		dst = appendField(dst, r, kindOf(f))
+		dst = appendField(dst, r, kindOf(f), defaultRed)
+	}
+	for _, d := range decisionKinds {
+		if !listsKind(fields, d) {
+			dst = appendField(dst, r, d, defaultRed)
+		}
 	}
 	return append(dst, '}')
+}
+
+// defaultRed is the redaction of the default Options. It has no paths, hence no state that
+// writing changes: it is never modified after start-up.
+var defaultRed = newRedactor(Options{})
+
+func listsKind(fields []Field, k fieldKind) bool {
+	for _, f := range fields {
+		if kindOf(f) == k {
+			return true
+		}
+	}
+	return false
+}
+
+// decisionKinds are the decision fields, which every record carries.
+var decisionKinds = [...]fieldKind{kindAllow, kindAllowWhyTrue, kindAllowWhyFalse, kindDeny, kindDenyWhyFalse}
+
+// kindsOf returns the kinds of the selectable fields of fields, in order, followed by the
+// decision fields fields does not list.
+func kindsOf(fields []Field) []fieldKind {
+	out := make([]fieldKind, 0, len(fields)+len(decisionKinds))
+	for _, f := range fields {
+		if k := kindOf(f); k != 0 {
+			out = append(out, k)
+		}
+	}
+	for _, d := range decisionKinds {
+		if !listsKind(fields, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // Writer writes records with one list of fields, as AppendJSON does, for a caller that
@@ -51,6 +92,7 @@ func AppendJSON(dst []byte, r *Record, fields []Field) []byte {
 // second. It is not safe for concurrent use.
 type Writer struct {
 	fields []fieldKind
+	red    *redactor
 	// The time of the last record up to its seconds, and its zone, as RFC 3339 text; the
 	// fraction of a second goes between them.
 	sec               int64
@@ -58,15 +100,14 @@ type Writer struct {
 	secText, zoneText string
 }
 
-// NewWriter returns a Writer of the given fields (not selectable ones are skipped).
-func NewWriter(fields []Field) *Writer {
-	w := &Writer{}
-	for _, f := range fields {
-		if k := kindOf(f); k != 0 {
-			w.fields = append(w.fields, k)
-		}
-	}
-	return w
+// NewWriter returns a Writer of the given fields (not selectable ones are skipped, missing
+// decision fields follow the listed ones) with the default [Options].
+func NewWriter(fields []Field) *Writer { return NewWriterOptions(fields, Options{}) }
+
+// NewWriterOptions returns a Writer of the given fields, as NewWriter, that redacts and
+// bounds tool parameters as o says.
+func NewWriterOptions(fields []Field, o Options) *Writer {
+	return &Writer{fields: kindsOf(fields), red: newRedactor(o)}
 }
 
 // Append appends r to dst as AppendJSON(dst, r, fields) does and returns the extended slice.
@@ -75,7 +116,7 @@ func (w *Writer) Append(dst []byte, r *Record) []byte {
 	dst = w.appendTime(dst, r.Time)
 	dst = append(dst, `","message":"`+Message+`"`...)
 	for _, k := range w.fields {
-		dst = appendField(dst, r, k)
+		dst = appendField(dst, r, k, w.red)
 	}
 	return append(dst, '}')
 }
@@ -158,7 +199,7 @@ func kindOf(f Field) fieldKind {
 
 // appendField appends one member of the record; the member names are constants, so each
 // costs a single append.
-func appendField(dst []byte, r *Record, k fieldKind) []byte {
+func appendField(dst []byte, r *Record, k fieldKind, red *redactor) []byte {
 	switch k {
 	case kindRequestID:
 		dst = appendString(append(dst, `,"request-id":`...), r.RequestID)
@@ -182,11 +223,7 @@ func appendField(dst []byte, r *Record, k fieldKind) []byte {
 		dst = appendString(append(dst, `,"mcp-tool":`...), r.MCPTool)
 	case kindMCPToolParameters:
 		dst = append(dst, `,"mcp-tool-parameters":`...)
-		if r.MCPToolParametersValidated {
-			dst = appendValidatedObject(dst, r.MCPToolParameters)
-		} else {
-			dst = appendObject(dst, r.MCPToolParameters)
-		}
+		dst = appendParameters(dst, r.MCPToolParameters, r.MCPToolParametersValidated, red)
 	}
 	return dst
 }

@@ -31,6 +31,13 @@ type Config struct {
 	MCPAllowedClientIDDomains []string `yaml:"mcp_allowed_client_id_domains"`
 	// AuthorizeLogFields lists the fields of each authorization log record.
 	AuthorizeLogFields []string `yaml:"authorize_log_fields"`
+	// AuthorizeLogRedact lists the keys (any depth, case-insensitive) and paths ("$.a.b") of
+	// tool arguments written as "[redacted]" in records; nil means authlog.DefaultRedact,
+	// an empty list redacts nothing.
+	AuthorizeLogRedact []string `yaml:"authorize_log_redact"`
+	// AuthorizeLogMaxParameterBytes bounds mcp-tool-parameters in records: 0 means
+	// authlog.DefaultMaxParameterBytes, -1 no bound.
+	AuthorizeLogMaxParameterBytes int `yaml:"authorize_log_max_parameter_bytes"`
 
 	// Storage selects the token service's store.
 	Storage Storage `yaml:"storage"`
@@ -144,6 +151,9 @@ const (
 
 // MaxTrustedProxyHops bounds token_service.trusted_proxy_hops.
 const MaxTrustedProxyHops = 10
+
+// MaxAuthorizeLogParameterBytes bounds authorize_log_max_parameter_bytes (1 MiB).
+const MaxAuthorizeLogParameterBytes = 1 << 20
 
 // DefaultIDPScopes are the scopes requested when idp_scopes is not set (docs/configuration.md).
 var defaultIDPScopes = []string{"openid", "profile", "email", "offline_access"}

@@ -1,10 +1,14 @@
 package config
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpmesh/gateway/shared/pluginconf"
 )
 
 const validBase = `
@@ -71,6 +75,10 @@ func TestParse_ErrorsNameTheKey(t *testing.T) {
 		{"too many proxy hops", validBase + "token_service: {trusted_proxy_hops: 11}\n", "token_service.trusted_proxy_hops: must be between 0 and 10"},
 		{"proxy hops not a number", validBase + "token_service: {trusted_proxy_hops: one}\n", "token_service.trusted_proxy_hops:"},
 		{"unknown log field", validBase + "authorize_log_fields: [request-id, password]\n", "authorize_log_fields:"},
+		{"empty redaction key", validBase + "authorize_log_redact: [password, '']\n", "authorize_log_redact: authorize_log_redact[1]: invalid redaction entry"},
+		{"malformed redaction path", validBase + "authorize_log_redact: ['$.a..b']\n", "authorize_log_redact: authorize_log_redact[0]"},
+		{"negative parameter bound", validBase + "authorize_log_max_parameter_bytes: -2\n", "authorize_log_max_parameter_bytes: must be -1"},
+		{"huge parameter bound", validBase + "authorize_log_max_parameter_bytes: 2000000\n", "authorize_log_max_parameter_bytes: must be -1"},
 		{"path traversal in from", strings.Replace(validBase, "https://mcp.example.com/mcp", "https://mcp.example.com/a/../mcp", 1), "routes[0].from: path must be a plain path"},
 	}
 	for _, tc := range cases {
@@ -230,5 +238,36 @@ func TestParse_ProviderTableDecidesWhatIsRequired(t *testing.T) {
 	}
 	if p, _ := LookupProvider("azure"); p.Issuer != "" {
 		t.Error("azure has a fixed issuer: its issuer depends on the tenant")
+	}
+}
+
+// TestPluginConfig_CarriesRedaction: the redaction list reaches the filter as configured,
+// unset (nil: the default list) and empty (no redaction) kept apart.
+func TestPluginConfig_CarriesRedaction(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		yaml string
+		want []string
+		max  int
+	}{
+		{validBase, nil, 0},
+		{validBase + "authorize_log_redact: []\n", []string{}, 0},
+		{validBase + "authorize_log_redact: [ssn, '$.credentials.key']\nauthorize_log_max_parameter_bytes: 512\n", []string{"ssn", "$.credentials.key"}, 512},
+	} {
+		c, err := Parse([]byte(tc.yaml), noEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(c.PluginConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		pc, err := pluginconf.Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (pc.AuthorizeLogRedact == nil) != (tc.want == nil) || !slices.Equal(pc.AuthorizeLogRedact, tc.want) || pc.AuthorizeLogMaxParameterBytes != tc.max {
+			t.Errorf("%q: redact %#v max %d, want %#v %d", tc.yaml[len(validBase):], pc.AuthorizeLogRedact, pc.AuthorizeLogMaxParameterBytes, tc.want, tc.max)
+		}
 	}
 }

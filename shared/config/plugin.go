@@ -31,13 +31,15 @@ func (r *Route) Normalized() NormalizedFrom {
 // (longer path prefixes before shorter ones on the same host).
 func (c *Config) PluginConfig() *pluginconf.Config {
 	pc := &pluginconf.Config{
-		Cluster:                c.TokenService.Cluster,
-		Authority:              c.TokenService.Authority,
-		FilterKey:              c.FilterKey(),
-		CheckTimeoutMillis:     uint32(c.TokenService.CheckTimeout.D().Milliseconds()),
-		CacheTTLSeconds:        int64(c.TokenService.CheckCacheTTL.D().Seconds()),
-		AuthenticateServiceURL: c.AuthenticateServiceURL,
-		AuthorizeLogFields:     c.AuthorizeLogFields,
+		Cluster:                       c.TokenService.Cluster,
+		Authority:                     c.TokenService.Authority,
+		FilterKey:                     c.FilterKey(),
+		CheckTimeoutMillis:            uint32(c.TokenService.CheckTimeout.D().Milliseconds()),
+		CacheTTLSeconds:               int64(c.TokenService.CheckCacheTTL.D().Seconds()),
+		AuthenticateServiceURL:        c.AuthenticateServiceURL,
+		AuthorizeLogFields:            c.AuthorizeLogFields,
+		AuthorizeLogRedact:            c.AuthorizeLogRedact,
+		AuthorizeLogMaxParameterBytes: c.AuthorizeLogMaxParameterBytes,
 	}
 	for i := range c.Routes {
 		r := &c.Routes[i]

@@ -60,6 +60,12 @@ func (c *Config) Validate() error {
 			e.add("authorize_log_fields", "%v", err)
 		}
 	}
+	if err := authlog.ParseRedact(c.AuthorizeLogRedact); err != nil {
+		e.add("authorize_log_redact", "%v", err)
+	}
+	if n := c.AuthorizeLogMaxParameterBytes; n < -1 || n > MaxAuthorizeLogParameterBytes {
+		e.add("authorize_log_max_parameter_bytes", "must be -1 (no bound), 0 (the default, %d) or at most %d, got %d", authlog.DefaultMaxParameterBytes, MaxAuthorizeLogParameterBytes, n)
+	}
 	seen := map[string]int{}
 	for i := range c.Routes {
 		c.validateRoute(e, i, seen)

@@ -36,6 +36,12 @@ type Config struct {
 	AuthenticateServiceURL string `json:"authenticate_service_url"`
 	// AuthorizeLogFields lists the fields of each authorization log record.
 	AuthorizeLogFields []string `json:"authorize_log_fields"`
+	// AuthorizeLogRedact lists the keys and paths of tool arguments redacted in records (nil:
+	// the default list; empty: none).
+	AuthorizeLogRedact []string `json:"authorize_log_redact"`
+	// AuthorizeLogMaxParameterBytes bounds mcp-tool-parameters in records (0: the default,
+	// -1: no bound).
+	AuthorizeLogMaxParameterBytes int `json:"authorize_log_max_parameter_bytes,omitempty"`
 	// Routes are the gateway routes, most specific first.
 	Routes []Route `json:"routes"`
 }

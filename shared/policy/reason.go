@@ -27,8 +27,16 @@ const (
 
 	// Refusals the filter makes before the policy can decide; they appear in allow-why-false
 	// of the record it writes for the refused request.
-	ReasonMCPContentTypeUnsupported // "mcp-content-type-unsupported": a body the upstream could decode otherwise
-	ReasonMCPSessionUnknown         // "mcp-session-unknown": a session ID not issued to this user on this route
+	ReasonMCPContentTypeUnsupported     // "mcp-content-type-unsupported": not application/json, an encoded body, or one the upstream could decode otherwise (415)
+	ReasonMCPSessionUnknown             // "mcp-session-unknown": a session ID not issued to this user on this route
+	ReasonTokenMissing                  // "token-missing": no credential, or a malformed one (401)
+	ReasonTokenInvalid                  // "token-invalid": the token service refused the credential (401)
+	ReasonBodyTooLarge                  // "body-too-large": a body over max_request_bytes (413)
+	ReasonBodyUnparsable                // "body-unparsable": a body the filter will not read as the upstream would (400)
+	ReasonRequestAmbiguous              // "request-ambiguous": an ambiguous path, a session header or parameter given twice (400)
+	ReasonRouteNotFound                 // "route-not-found": no route for the path on a route host (404)
+	ReasonTokenServiceUnavailable       // "token-service-unavailable": the token service could not decide (503)
+	ReasonUpstreamAuthorizationRequired // "upstream-authorization-required": the user has not connected the upstream (403)
 
 	numReasons
 )
@@ -51,8 +59,16 @@ var reasonNames = [numReasons]string{
 	ReasonMCPToolUnauthorized: "mcp-tool-unauthorized",
 	ReasonMCPToolNotAToolCall: "mcp-tool-not-a-tool-call",
 
-	ReasonMCPContentTypeUnsupported: "mcp-content-type-unsupported",
-	ReasonMCPSessionUnknown:         "mcp-session-unknown",
+	ReasonMCPContentTypeUnsupported:     "mcp-content-type-unsupported",
+	ReasonMCPSessionUnknown:             "mcp-session-unknown",
+	ReasonTokenMissing:                  "token-missing",
+	ReasonTokenInvalid:                  "token-invalid",
+	ReasonBodyTooLarge:                  "body-too-large",
+	ReasonBodyUnparsable:                "body-unparsable",
+	ReasonRequestAmbiguous:              "request-ambiguous",
+	ReasonRouteNotFound:                 "route-not-found",
+	ReasonTokenServiceUnavailable:       "token-service-unavailable",
+	ReasonUpstreamAuthorizationRequired: "upstream-authorization-required",
 }
 
 // String returns the reason as the authorization log writes it, or "" for an unknown value.

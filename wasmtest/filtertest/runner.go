@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,13 +17,17 @@ import (
 // CheckServer answers check calls with a case's Answer (or AnswerCheck), optionally late.
 type CheckServer struct {
 	// Calls counts the check calls.
-	Calls  atomic.Int64
+	Calls atomic.Int64
+	// last holds the headers of the last check call.
+	last   atomic.Pointer[http.Header]
 	answer atomic.Pointer[func(string, []byte) plugintest.CheckAnswer]
 	delay  atomic.Int64 // nanoseconds
 }
 
 func (c *CheckServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.Calls.Add(1)
+	hdr := r.Header.Clone()
+	c.last.Store(&hdr)
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	answer := plugintest.AnswerCheck
 	if f := c.answer.Load(); f != nil {
@@ -88,15 +93,33 @@ func Run(ctx context.Context, h *host.Host, check *CheckServer, req plugintest.R
 // send sends c.Request through h with c's trailers; when the request is forwarded and
 // c.Response is set, the upstream then answers with those response headers, and the result
 // holds those the client receives. Check calls are answered as check is set to.
-func send(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Case) (plugintest.Result, error) {
+func send(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Case) (res plugintest.Result, err error) {
 	req, trailers, response := c.Request, c.Trailers, c.Response
 	callsBefore := check.Calls.Load()
+	check.last.Store(nil)
 	logsBefore := len(h.GuestLogs(host.LogTrace))
 	st, err := h.NewStream(ctx, host.StreamInfo{})
 	if err != nil {
 		return plugintest.Result{}, err
 	}
 	defer st.Close()
+	counters := map[string]int64{}
+	for _, m := range h.Metrics() {
+		counters[m.Name] = m.Value
+	}
+	// The counters the request changed and the properties it set, however it ended.
+	defer func() {
+		res.Counters = map[string]int64{}
+		for _, m := range h.Metrics() {
+			if d := m.Value - counters[m.Name]; d != 0 {
+				res.Counters[m.Name] = d
+			}
+		}
+		res.Properties = map[string]string{}
+		for k, v := range st.FilterStates() {
+			res.Properties[strings.TrimPrefix(k, host.FilterStatePrefix)] = string(v)
+		}
+	}()
 	hdrs := host.Headers{{Name: ":method", Value: req.Method}, {Name: ":path", Value: req.Path}, {Name: ":authority", Value: req.Authority}, {Name: ":scheme", Value: "https"}, {Name: "x-request-id", Value: plugintest.RequestID}}
 	size := 0
 	for _, c := range req.Chunks {
@@ -108,7 +131,6 @@ func send(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Ca
 	for _, kv := range req.Headers {
 		hdrs = append(hdrs, host.Header{Name: kv[0], Value: kv[1]})
 	}
-	var res plugintest.Result
 	var released host.Headers
 	eosReleased := false
 	step := func(r host.Result, err error) (bool, error) {
@@ -146,6 +168,14 @@ func send(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Ca
 		res.Stuck = true
 	}
 	res.CheckCalls = int(check.Calls.Load() - callsBefore)
+	if hp := check.last.Load(); hp != nil {
+		res.CheckHeaders = plugintest.Headers{}
+		for name, vs := range *hp {
+			for _, v := range vs {
+				res.CheckHeaders = append(res.CheckHeaders, [2]string{strings.ToLower(name), v})
+			}
+		}
+	}
 	res.Logs = h.GuestLogs(host.LogTrace)[logsBefore:]
 	if res.Status != 0 || res.Stuck {
 		return res, nil

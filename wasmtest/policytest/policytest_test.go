@@ -174,7 +174,8 @@ func TestLoad_ConfigErrorNamesLine(t *testing.T) {
 // suite's own token service (plugintest.AnswerCheck, or the case's Answer) through
 // Tester.CheckAnswer, meets everything plugintest.Check requires of it: forwarded or the
 // status of the filter's answer, the reply, the headers the upstream receives, the response
-// the client receives, the log and the number of check calls. No case is skipped.
+// the client receives, the log and the number of check calls (not counters, properties or
+// check-call headers, which its API does not report). No case is skipped.
 func TestScenarioSuite(t *testing.T) {
 	tester, err := NewPlugin(plugintest.Config(), wasmbuild.Module(t))
 	if err != nil {
@@ -214,7 +215,12 @@ func TestScenarioSuite(t *testing.T) {
 			if !r.Passed() {
 				t.Errorf("%s", strings.Join(r.Problems, "; "))
 			}
-			plugintest.Check(t, all[i], toScenarioResult(r))
+			// The tester's API reports neither counters, stream properties nor the check
+			// call's headers: those are checked by the filter's runners (filter/plugin,
+			// wasmtest/filtertest).
+			c := all[i]
+			c.Want.Counters, c.Want.Properties, c.Want.CheckHeaders = nil, nil, nil
+			plugintest.Check(t, c, toScenarioResult(r))
 		})
 	}
 	if len(results) != len(all) {

@@ -246,6 +246,11 @@ func (f *fakeHost) incrementMetric(id uint32, delta int64) Status {
 	return StatusOK
 }
 
+func (f *fakeHost) setProperty(path string, value []byte) Status {
+	f.props[path] = append([]byte(nil), value...)
+	return StatusOK
+}
+
 func (f *fakeHost) getProperty(path []byte) ([]byte, Status) {
 	v, ok := f.props[string(path)]
 	if !ok {

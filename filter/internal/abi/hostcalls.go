@@ -30,4 +30,7 @@ type proxyHost interface {
 	incrementMetric(id uint32, delta int64) Status
 
 	getProperty(path []byte) ([]byte, Status)
+	// setProperty stores value under path for the active stream (Envoy: filter state
+	// "wasm.<path>", readable back with getProperty and printable in access logs).
+	setProperty(path string, value []byte) Status
 }

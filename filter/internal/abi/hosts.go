@@ -205,6 +205,14 @@ func (s *StreamHost) Property(path ...string) ([]byte, bool) {
 	return v, true
 }
 
+// SetProperty publishes value under path for this stream (Envoy keeps it as the filter state
+// "wasm.<path>", which access logs print with %FILTER_STATE(wasm.<path>:PLAIN)%). It reports
+// whether the host took it; a refusal is not logged (a property never changes how a request
+// is handled).
+func (s *StreamHost) SetProperty(path string, value []byte) bool {
+	return s.h.setProperty(path, value) == StatusOK
+}
+
 // SendLocalResponse answers the stream locally; the upstream is never contacted. A status
 // outside 100–599 is sent as 500.
 func (s *StreamHost) SendLocalResponse(status int, headers []plugin.Header, body []byte) {

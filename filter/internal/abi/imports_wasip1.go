@@ -63,6 +63,9 @@ func proxyIncrementMetric(id uint32, delta int64) Status
 //go:wasmimport env proxy_get_property
 func proxyGetProperty(path *byte, pathLen uint32, retPtr unsafe.Pointer, retLen *uint32) Status
 
+//go:wasmimport env proxy_set_property
+func proxySetProperty(path string, value *byte, valueLen uint32) Status
+
 // wasmHost implements proxyHost with the imports above.
 type wasmHost struct {
 	pins *pinSet
@@ -180,6 +183,11 @@ func (w wasmHost) defineMetric(t MetricType, name string) (uint32, Status) {
 
 func (wasmHost) incrementMetric(id uint32, delta int64) Status {
 	return proxyIncrementMetric(id, delta)
+}
+
+func (wasmHost) setProperty(path string, value []byte) Status {
+	vp, vn := bytesArg(value)
+	return proxySetProperty(path, vp, vn)
 }
 
 func (w wasmHost) getProperty(path []byte) ([]byte, Status) {

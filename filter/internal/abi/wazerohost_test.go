@@ -405,6 +405,10 @@ var handlers = map[string]func(h *testHost, m api.Module, s []uint64) uint32{
 		}
 		return h.copyOut(m, v, s[2], s[3])
 	},
+	"proxy_set_property": func(h *testHost, m api.Module, s []uint64) uint32 {
+		h.props[string(h.read(m, s[0], s[1]))] = append([]byte(nil), h.read(m, s[2], s[3])...)
+		return ok
+	},
 	"proxy_send_local_response": func(h *testHost, m api.Module, s []uint64) uint32 {
 		hs, err := abi.ParseHeaderMap(h.read(m, s[5], s[6]))
 		if err != nil || int32(uint32(s[7])) != -1 {

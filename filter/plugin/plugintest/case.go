@@ -73,6 +73,13 @@ type Want struct {
 	// CheckCalls is the number of check calls made (-1: don't care, for requests refused
 	// for their body while the check may or may not have gone out, depending on the mode).
 	CheckCalls int
+	// CheckHeaders are headers the check call must carry; an empty value means absent.
+	CheckHeaders map[string]string
+	// Counters are counters the request must increment.
+	Counters []string
+	// Properties are properties the filter must have set on the stream
+	// (proxy_set_property: Envoy's filter state "wasm.<name>"), with their values.
+	Properties map[string]string
 }
 
 // Result is what a runner observed of a case's Request.
@@ -100,6 +107,12 @@ type Result struct {
 	LateHeaderWrites int
 	// Stuck means the stream could make no progress (a paused stream never continued).
 	Stuck bool
+	// CheckHeaders are the headers of the request's last check call (lower-case names).
+	CheckHeaders Headers
+	// Counters are how much each counter the request changed went up.
+	Counters map[string]int64
+	// Properties are the properties the filter set on the stream.
+	Properties map[string]string
 }
 
 // Headers are header fields in order, lower-case names, every value of each.

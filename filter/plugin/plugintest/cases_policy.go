@@ -42,7 +42,7 @@ func policyCases() []Case {
 		{
 			Name:    "SSEGetIsForwardedAsNonToolRequest",
 			Request: Request{Method: "GET", Authority: mcp, Path: "/mcp", Headers: [][2]string{bearer(TokenAlice), {"accept", "text/event-stream"}}},
-			Want:    Want{Upstream: map[string]string{"authorization": ""}, LogContains: []string{`"mcp-method":""`}, CheckCalls: 1},
+			Want:    Want{Upstream: map[string]string{"authorization": ""}, LogContains: []string{`"mcp-method":"GET"`}, Properties: map[string]string{"mcp_gateway.mcp_method": "GET", "mcp_gateway.allow": "true"}, CheckCalls: 1},
 		},
 		{
 			Name:    "MCPToolOnlyUnderAllowFailsNonToolRequests",

@@ -14,6 +14,8 @@ const (
 	Cluster   = "gateway-tokensvc"
 	FilterKey = "test-filter-key"
 	RequestID = "req-7f3a"
+	// MaxParameterBytes is Config's authorize_log_max_parameter_bytes.
+	MaxParameterBytes = 1024
 )
 
 // Hosts of Config besides mcp.example.com (the recommended policy: example.com users, tools
@@ -43,13 +45,14 @@ func Config() []byte {
 		"deny":  map[string]any{"and": []any{map[string]any{"mcp_tool": map[string]any{"is": "delete_everything"}}}},
 	}
 	cfg := map[string]any{
-		"token_service_cluster":    Cluster,
-		"token_service_authority":  "tokensvc.internal",
-		"filter_key":               FilterKey,
-		"check_timeout_ms":         500,
-		"cache_ttl_s":              30,
-		"authenticate_service_url": "https://auth.example.com",
-		"authorize_log_fields":     []string{"request-id", "user", "email", "allow", "allow-why-true", "allow-why-false", "deny", "deny-why-false", "mcp-method", "mcp-tool", "mcp-tool-parameters"},
+		"token_service_cluster":             Cluster,
+		"token_service_authority":           "tokensvc.internal",
+		"filter_key":                        FilterKey,
+		"check_timeout_ms":                  500,
+		"cache_ttl_s":                       30,
+		"authenticate_service_url":          "https://auth.example.com",
+		"authorize_log_fields":              []string{"request-id", "user", "email", "allow", "allow-why-true", "allow-why-false", "deny", "deny-why-false", "mcp-method", "mcp-tool", "mcp-tool-parameters"},
+		"authorize_log_max_parameter_bytes": MaxParameterBytes,
 		"routes": []any{
 			route("https://mcp.example.com/mcp", "mcp.example.com", "/mcp", "server", 4096, false, recommended),
 			route("https://tiny.example.com/mcp", "tiny.example.com", "/mcp", "server", 100, false, recommended),

@@ -19,8 +19,12 @@ var Now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 type NativeHost struct {
 	Logs     []string
 	Counters map[string]int64
-	names    []string
-	Clock    time.Time
+	// CheckHeaders are the headers of the last check call.
+	CheckHeaders Headers
+	// Props are the properties the stream in flight set (proxy_set_property).
+	Props map[string]string
+	names []string
+	Clock time.Time
 	// Level is the log level; the zero value, LogTrace, keeps every message.
 	Level plugin.LogLevel
 }
@@ -167,6 +171,13 @@ func (s *nativeStream) Property(path ...string) ([]byte, bool) {
 	}
 	return nil, false
 }
+func (s *nativeStream) SetProperty(path string, value []byte) bool {
+	if s.Props == nil {
+		s.Props = map[string]string{}
+	}
+	s.Props[path] = string(value)
+	return true
+}
 func (s *nativeStream) SendLocalResponse(status int, headers []plugin.Header, body []byte) {
 	if s.reply != nil {
 		panic("plugintest: second local reply on one stream")
@@ -183,6 +194,10 @@ func (s *nativeStream) DispatchHTTPCall(cluster string, headers []plugin.Header,
 		return errors.New("unknown cluster " + cluster)
 	}
 	s.nCalls++
+	s.CheckHeaders = Headers{}
+	for _, h := range headers {
+		s.CheckHeaders = append(s.CheckHeaders, [2]string{h.Name, h.Value})
+	}
 	s.calls = append(s.calls, call{headers: headers, body: append([]byte(nil), body...), cb: cb})
 	return nil
 }
@@ -240,6 +255,24 @@ func (nf *NativeFilter) RunCase(c Case, m Mode) Result {
 // (allow_on_headers_stop_iteration) the body arrives meanwhile and check answers only after
 // it (the slowest token service).
 func (nf *NativeFilter) send(c Case, headersStop bool) Result {
+	before := make(map[string]int64, len(nf.Host.Counters))
+	for k, v := range nf.Host.Counters {
+		before[k] = v
+	}
+	nf.Host.Props, nf.Host.CheckHeaders = nil, nil
+	res := nf.sendStream(c, headersStop)
+	res.Properties, res.CheckHeaders = nf.Host.Props, nf.Host.CheckHeaders
+	res.Counters = map[string]int64{}
+	for k, v := range nf.Host.Counters {
+		if d := v - before[k]; d != 0 {
+			res.Counters[k] = d
+		}
+	}
+	return res
+}
+
+// sendStream is send without the counters and properties.
+func (nf *NativeFilter) sendStream(c Case, headersStop bool) Result {
 	req := c.Request
 	answer := c.Answer
 	if answer == nil {

@@ -26,7 +26,7 @@ type Runner func(t testing.TB, c Case, m Mode) Result
 // Cases returns every case, grouped by the behaviour they cover.
 func Cases() []Case {
 	var all []Case
-	for _, topic := range [][]Case{routeCases(), headerCases(), charsetCases(), bodyCases(), policyCases(), tokenServiceCases(), bindingCases(), legacySessionCases(), compressedStreamCases(), redTeamSessionCases()} {
+	for _, topic := range [][]Case{routeCases(), headerCases(), charsetCases(), bodyCases(), policyCases(), tokenServiceCases(), bindingCases(), legacySessionCases(), compressedStreamCases(), redTeamSessionCases(), recordCases()} {
 		all = append(all, topic...)
 	}
 	return all
@@ -115,6 +115,21 @@ func Check(t testing.TB, c Case, r Result) {
 	for _, sub := range w.LogNotContains {
 		if strings.Contains(logs, sub) {
 			t.Errorf("log contains %s; it must not", sub)
+		}
+	}
+	for name, want := range w.CheckHeaders {
+		if got, ok := r.CheckHeaders.Get(name); got != want || (want == "") == ok {
+			t.Errorf("check call header %s = %q (present %v), want %q; headers %v", name, got, ok, want, r.CheckHeaders)
+		}
+	}
+	for _, name := range w.Counters {
+		if r.Counters[name] < 1 {
+			t.Errorf("counter %s not incremented; counters %v", name, r.Counters)
+		}
+	}
+	for name, want := range w.Properties {
+		if got, ok := r.Properties[name]; !ok || got != want {
+			t.Errorf("property %s = %q (set %v), want %q; properties %v", name, got, ok, want, r.Properties)
 		}
 	}
 	if w.CheckCalls >= 0 && r.CheckCalls != w.CheckCalls {
