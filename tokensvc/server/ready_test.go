@@ -88,4 +88,3 @@ func TestReady_BothListeners(t *testing.T) {
 		})
 	}
 }
-
