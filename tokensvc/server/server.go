@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpmesh/gateway/shared/config"
@@ -248,40 +249,7 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 
 // Serve is ListenAndServe on listeners the caller opened.
 func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error {
-	servers := []*http.Server{s.httpServer(s.public), s.httpServer(s.internal)}
-	listeners := []net.Listener{public, internal}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make(chan error, len(servers))
-	for i := range servers {
-		go func() {
-			err := servers[i].Serve(listeners[i])
-			if errors.Is(err, http.ErrServerClosed) {
-				err = nil
-			}
-			errs <- err
-			cancel()
-		}()
-	}
-	gcDone := make(chan struct{})
-	go func() { defer close(gcDone); s.RunGC(ctx) }()
-	s.log.Info("token service listening", "public", public.Addr().String(), "internal", internal.Addr().String())
-	<-ctx.Done()
-	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), DefaultShutdownTimeout)
-	defer stop()
-	var first error
-	for _, srv := range servers {
-		if err := srv.Shutdown(shutdownCtx); err != nil && first == nil {
-			first = fmt.Errorf("shut down: %w", err)
-		}
-	}
-	for range servers {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
-	<-gcDone
-	return first
+	return NewCurrent(s).Serve(ctx, public, internal)
 }
 
 func (s *Server) httpServer(h http.Handler) *http.Server {
@@ -304,4 +272,88 @@ func (s *Server) Close() error {
 		}
 	})
 	return s.closeErr
+}
+
+// Current holds the Server that answers requests and lets it be replaced while serving
+// (Swap): requests that start after a swap are answered by the new server, requests in
+// flight finish on the one they started on. It is safe for concurrent use.
+type Current struct {
+	p                atomic.Pointer[Server]
+	public, internal http.Handler
+}
+
+// NewCurrent returns a Current holding s.
+func NewCurrent(s *Server) *Current {
+	c := &Current{}
+	c.p.Store(s)
+	c.public = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { c.p.Load().public.ServeHTTP(w, r) })
+	c.internal = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { c.p.Load().internal.ServeHTTP(w, r) })
+	return c
+}
+
+// Load returns the server answering now.
+func (c *Current) Load() *Server { return c.p.Load() }
+
+// Swap makes s answer from now on and returns the server it replaces. The caller closes
+// the old server once it no longer needs its store (see WithStore).
+func (c *Current) Swap(s *Server) *Server { return c.p.Swap(s) }
+
+// PublicHandler serves with the current server's public handler.
+func (c *Current) PublicHandler() http.Handler { return c.public }
+
+// InternalHandler serves with the current server's internal handler.
+func (c *Current) InternalHandler() http.Handler { return c.internal }
+
+// Serve is Server.Serve for whichever server is current: each request is answered by the
+// server current when it arrives, and the GC loop runs on the current server's store.
+func (c *Current) Serve(ctx context.Context, public, internal net.Listener) error {
+	first := c.Load()
+	servers := []*http.Server{first.httpServer(c.public), first.httpServer(c.internal)}
+	listeners := []net.Listener{public, internal}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, len(servers))
+	for i := range servers {
+		go func() {
+			err := servers[i].Serve(listeners[i])
+			if errors.Is(err, http.ErrServerClosed) {
+				err = nil
+			}
+			errs <- err
+			cancel()
+		}()
+	}
+	gcDone := make(chan struct{})
+	go func() { defer close(gcDone); c.runGC(ctx) }()
+	first.log.Info("token service listening", "public", public.Addr().String(), "internal", internal.Addr().String())
+	<-ctx.Done()
+	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), DefaultShutdownTimeout)
+	defer stop()
+	var firstErr error
+	for _, srv := range servers {
+		if err := srv.Shutdown(shutdownCtx); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("shut down: %w", err)
+		}
+	}
+	for range servers {
+		if err := <-errs; err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	<-gcDone
+	return firstErr
+}
+
+// runGC is RunGC on whichever server is current at each tick.
+func (c *Current) runGC(ctx context.Context) {
+	t := time.NewTicker(c.Load().gcEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.Load().collect(ctx)
+		}
+	}
 }

@@ -102,3 +102,31 @@ func TestRun_ServesUntilCanceled(t *testing.T) {
 		t.Fatal("run did not return after cancel")
 	}
 }
+
+func TestRun_CheckConfig(t *testing.T) {
+	t.Parallel()
+	valid := strings.NewReplacer("PUBLIC", "127.0.0.1:18400", "INTERNAL", "127.0.0.1:18408").Replace(validConfig)
+	invalid := strings.Replace(validConfig, "storage: {type: memory}", "storage: {type: floppy}", 1) // and PUBLIC, INTERNAL
+	cases := []struct {
+		name   string
+		args   []string
+		status int
+		want   []string
+	}{
+		{"valid", []string{"-check-config", writeConfig(t, valid)}, 0, []string{"configuration is valid"}},
+		{"problems name their keys", []string{"-check-config", writeConfig(t, invalid)}, 2, []string{"storage.type", "token_service.address", "token_service.internal_address"}},
+		{"unknown key", []string{"-check-config", writeConfig(t, valid+"bogus: 1\n")}, 2, []string{"bogus: unknown key"}},
+		{"missing file", []string{"-check-config", "/nonexistent/gateway.yaml"}, 2, []string{"config: read"}},
+	}
+	for _, tc := range cases {
+		var stderr bytes.Buffer
+		if got := run(context.Background(), tc.args, &stderr); got != tc.status {
+			t.Errorf("%s: exit %d, want %d; stderr:\n%s", tc.name, got, tc.status, stderr.String())
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr.String(), w) {
+				t.Errorf("%s: stderr %q, want it to mention %q", tc.name, stderr.String(), w)
+			}
+		}
+	}
+}
