@@ -8,7 +8,7 @@
 //     reload share it, so counters never reset on reload. Names are mcp_gateway_tokensvc_*
 //     (docs/operations-tokensvc.md lists them).
 //   - HTTP labels requests by the chi route pattern that matched, never the raw path;
-//     requests no route matched (404, 421) are labelled Unmatched. Methods outside the
+//     every 404 and 421 answer (no route matched, unknown host) is labelled Unmatched. Methods outside the
 //     standard set are labelled OTHER. So no client can create series.
 //   - Store and Connector decorate store.Store and idp.Connector without changing their
 //     behaviour: results and errors pass through untouched. Store counts as failures only

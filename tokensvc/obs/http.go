@@ -12,14 +12,14 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Unmatched is the endpoint label of a request no route matched (404, 421): the raw path is
-// never a label, so a client cannot create series.
+// Unmatched is the endpoint label of every 404 and 421 answer (no route matched, unknown
+// host): the raw path is never a label, so a client cannot create series.
 const Unmatched = "unmatched"
 
 // HTTP returns the middleware of one listener ("public" or "internal"): it extracts the
 // W3C trace context (traceparent) of the request, runs it in a server span (with a
 // tracer), and counts and times it by endpoint, the chi route pattern matched (Unmatched
-// for none). Install it first on the listener's outermost chi router, so the pattern is
+// for 404 and 421 answers). Install it first on the listener's outermost chi router, so the pattern is
 // read after every nested router has routed. m and tracer may be nil.
 func HTTP(listener string, m *Metrics, tracer trace.Tracer) func(http.Handler) http.Handler {
 	prop := propagation.TraceContext{}
