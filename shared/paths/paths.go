@@ -53,6 +53,11 @@ const (
 	Check = "/.internal/check"
 	// Health answers liveness probes on both listeners.
 	Health = "/healthz"
+	// Ready answers readiness probes on both listeners: 200 once the store answers and the
+	// identity provider's discovery has succeeded, else 503.
+	Ready = "/readyz"
+	// Metrics serves the token service's Prometheus metrics (internal listener only).
+	Metrics = "/metrics"
 )
 
 // IsGateway reports whether path on a route host belongs to the token service rather than to

@@ -76,6 +76,15 @@ func (c *OIDC) Issuer() string { return c.issuer }
 // RedirectURL returns the redirect URI sent to the provider.
 func (c *OIDC) RedirectURL() string { return c.redirectURL }
 
+// Discover loads the provider's discovery document if it has not been loaded yet, and
+// returns nil once it has been, at least once: a success is kept for the connector's life.
+// After a failure it tries again no sooner than the retry interval (WithDiscoveryRetry),
+// returning the last error meanwhile. Readiness probes call it.
+func (c *OIDC) Discover(ctx context.Context) error {
+	_, err := c.discover(ctx)
+	return err
+}
+
 // discover loads the discovery document once. After a failure it tries again at the next
 // call, but not sooner than the retry interval, so a provider that is down is not hammered.
 func (c *OIDC) discover(ctx context.Context) (*discovered, error) {

@@ -343,3 +343,40 @@ func TestOIDC_UserInfoVerifiesTheIDTokensAddress(t *testing.T) {
 		t.Errorf("email = %q, want the ID token's address, verified by userinfo for the same address", id.Email)
 	}
 }
+
+// Discover is what readiness probes call: it fails while the provider is down (retrying no
+// sooner than the retry interval), and once it has succeeded it stays successful though
+// the provider goes down again.
+func TestOIDC_DiscoverSucceedsOnceForGood(t *testing.T) {
+	t.Parallel()
+	p := newFakeProvider(t)
+	p.down = true
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	c := newTestConnector(t, p, WithClock(clock), WithDiscoveryRetry(5*time.Second))
+	if err := c.Discover(context.Background()); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("provider down: %v, want ErrUnavailable", err)
+	}
+	p.mu.Lock()
+	p.down = false
+	p.mu.Unlock()
+	mu.Lock()
+	now = now.Add(6 * time.Second)
+	mu.Unlock()
+	if err := c.Discover(context.Background()); err != nil {
+		t.Fatalf("provider up: %v", err)
+	}
+	p.mu.Lock()
+	p.down = true
+	p.mu.Unlock()
+	mu.Lock()
+	now = now.Add(time.Hour)
+	mu.Unlock()
+	if err := c.Discover(context.Background()); err != nil {
+		t.Fatalf("after a success, provider down again: %v", err)
+	}
+	if p.discovery != 2 {
+		t.Errorf("discovery requests = %d, want 2", p.discovery)
+	}
+}

@@ -158,6 +158,7 @@ type documentResolver struct {
 	log    *slog.Logger
 	max    int
 	flight singleflight.Group
+	events Events
 
 	mu    sync.Mutex
 	lru   *list.List // of *cachedDocument, most recently used first
@@ -171,7 +172,7 @@ type cachedDocument struct {
 }
 
 func newDocumentResolver(c *http.Client, now func() time.Time, log *slog.Logger, max int) *documentResolver {
-	return &documentResolver{client: c, now: now, log: log, max: max, lru: list.New(), index: map[string]*list.Element{}}
+	return &documentResolver{client: c, now: now, log: log, max: max, events: noEvents{}, lru: list.New(), index: map[string]*list.Element{}}
 }
 
 // resolve returns the client described by the document at clientID, from
@@ -184,7 +185,8 @@ func (d *documentResolver) resolve(ctx context.Context, clientID string) (store.
 		if c, ok := d.cached(clientID); ok {
 			return c, nil
 		}
-		c, ttl, err := d.fetch(context.WithoutCancel(ctx), clientID)
+		c, ttl, outcome, err := d.fetch(context.WithoutCancel(ctx), clientID)
+		d.events.MetadataDocumentFetch(outcome)
 		if err != nil {
 			return store.Client{}, err
 		}
@@ -231,8 +233,29 @@ func (d *documentResolver) put(id string, c store.Client, expires time.Time) {
 }
 
 // fetch downloads and validates the document; the duration is how long it
-// may be cached (zero: not at all).
-func (d *documentResolver) fetch(ctx context.Context, clientID string) (store.Client, time.Duration, error) {
+// may be cached (zero: not at all), outcome one of the Document* constants.
+func (d *documentResolver) fetch(ctx context.Context, clientID string) (c store.Client, ttl time.Duration, outcome string, err error) {
+	c, ttl, err = d.download(ctx, clientID)
+	switch {
+	case err == nil:
+		outcome = DocumentFetched
+	case errors.Is(err, ErrForbiddenAddress):
+		outcome = DocumentForbidden
+	case errors.As(err, new(unreachableError)):
+		outcome = DocumentUnreachable
+	default:
+		outcome = DocumentInvalid
+	}
+	return c, ttl, outcome, err
+}
+
+// unreachableError marks a document request that failed before any answer; its message is
+// the wrapped error's.
+type unreachableError struct{ error }
+
+func (e unreachableError) Unwrap() error { return e.error }
+
+func (d *documentResolver) download(ctx context.Context, clientID string) (store.Client, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, clientID, nil)
 	if err != nil {
 		return store.Client{}, 0, fmt.Errorf("%w: %v", errClientDocument, err)
@@ -244,7 +267,7 @@ func (d *documentResolver) fetch(ctx context.Context, clientID string) (store.Cl
 			return store.Client{}, 0, fmt.Errorf("%w: its host resolves to a non-public address: %w", errClientDocument, ErrForbiddenAddress)
 		}
 		d.log.InfoContext(ctx, "oauth: fetch client ID metadata document", "client_id", clientID, "error", err)
-		return store.Client{}, 0, fmt.Errorf("%w: it could not be fetched", errClientDocument)
+		return store.Client{}, 0, unreachableError{fmt.Errorf("%w: it could not be fetched", errClientDocument)}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

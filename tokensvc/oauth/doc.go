@@ -117,4 +117,10 @@
 //     apply form-action to the redirects that follow a form submission, so it
 //     would block the 303 back to the client and any onward redirect of an
 //     https callback to the client's app scheme. See pages.go.
+//   - Events (WithEvents) is told of tokens issued and refreshed, refresh
+//     token reuse, authorization code replay, each registration's outcome and
+//     each client ID metadata document fetch (cache misses only) with its
+//     outcome. The package imports no metrics library; the token service's
+//     metrics implement Events (package obs). Events are called synchronously
+//     on the request path and must not block.
 package oauth

@@ -208,6 +208,7 @@ type registrationResponse struct {
 // handleRegister is RFC 7591 dynamic client registration.
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request, h *hosts.Host) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		s.events.Registration(RegistrationInvalid)
 		writeOAuthError(w, newError(errInvalidClientMetadata, "the request body must be application/json"))
 		return
 	}
@@ -216,11 +217,13 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request, h *hosts
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRegistrationBodyBytes))
 	if err != nil {
+		s.events.Registration(RegistrationInvalid)
 		writeOAuthError(w, newError(errInvalidClientMetadata, fmt.Sprintf("the request body is unreadable or larger than %d bytes", maxRegistrationBodyBytes)))
 		return
 	}
 	m, oerr := parseClientMetadata(body, authSecretBasic)
 	if oerr != nil {
+		s.events.Registration(RegistrationInvalid)
 		writeOAuthError(w, oerr)
 		return
 	}
@@ -255,12 +258,14 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request, h *hosts
 		resp.ClientSecretExpiresAt = &never
 	}
 	if err := s.store.CreateClient(r.Context(), c); err != nil {
+		s.events.Registration(RegistrationError)
 		s.log.ErrorContext(r.Context(), "oauth: register client", "error", err)
 		writeOAuthError(w, newError(errServerError, "the registration could not be stored"))
 		return
 	}
 	s.log.InfoContext(r.Context(), "oauth: client registered", "issuer", h.Origin, "client_id", c.ID,
 		"auth_method", c.TokenEndpointAuthMethod, "grant_types", c.GrantTypes)
+	s.events.Registration(RegistrationCreated)
 	writeJSON(w, http.StatusCreated, resp)
 }
 
@@ -273,6 +278,7 @@ func (s *Server) allowRegistration(w http.ResponseWriter, r *http.Request, h *ho
 	ok, wait := s.registrations.allow(h.Origin, caller, s.now())
 	if !ok {
 		s.log.InfoContext(r.Context(), "oauth: client registration rate limited", "issuer", h.Origin, "caller", caller, "retry_after", wait)
+		s.events.Registration(RegistrationRateLimited)
 		return s.refuseRegistration(w, wait)
 	}
 	return true

@@ -87,6 +87,8 @@ type Server struct {
 	// trustedProxyHops says which X-Forwarded-For entry names the caller (see
 	// callerAddress); 0 trusts none.
 	trustedProxyHops int
+	// events receives metrics events (WithEvents).
+	events Events
 }
 
 // Option configures a Server.
@@ -139,6 +141,7 @@ func New(cfg *config.Config, st store.Store, sessions Sessions, opts ...Option) 
 		log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		accessTTL:  cfg.TokenService.AccessTokenLifetime.D(),
 		refreshTTL: cfg.TokenService.RefreshTokenLifetime.D(),
+		events:     noEvents{},
 	}
 	if s.accessTTL <= 0 {
 		s.accessTTL = config.DefaultAccessTokenLifetime
@@ -158,6 +161,7 @@ func New(cfg *config.Config, st store.Store, sessions Sessions, opts ...Option) 
 		s.docClient = NewDocumentClient(DocumentClientOptions{})
 	}
 	s.docs = newDocumentResolver(s.docClient, s.now, s.log, defaultDocumentCacheSize)
+	s.docs.events = s.events
 	return s
 }
 

@@ -130,6 +130,7 @@ func (s *Server) grantAuthorizationCode(ctx context.Context, h *hosts.Host, clie
 	}
 	resp, issued, oerr := s.issueTokens(ctx, client, sess, ac.Scope, ac.Resource, tokenResource)
 	if oerr == nil {
+		s.events.TokensIssued()
 		s.rememberRedeemedCode(ctx, code, issued)
 	}
 	return resp, oerr
@@ -157,6 +158,7 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 		return tokenResponse{}, newError(errInvalidGrant, "the refresh token was issued to another client")
 	}
 	if !old.UsedAt.IsZero() {
+		s.events.RefreshReused()
 		s.revokeReusedGrant(ctx, grant.ID, client.ID)
 		return tokenResponse{}, newError(errInvalidGrant, "the refresh token was already used; the grant is revoked")
 	}
@@ -201,6 +203,7 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 	}, s.now())
 	switch {
 	case errors.Is(err, store.ErrRefreshReused):
+		s.events.RefreshReused()
 		s.log.WarnContext(ctx, "oauth: refresh token reuse; grant revoked", "client_id", client.ID)
 		return tokenResponse{}, newError(errInvalidGrant, "the refresh token was already used; the grant is revoked")
 	case errors.Is(err, store.ErrNotFound):
@@ -220,6 +223,7 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 	if oerr != nil {
 		return tokenResponse{}, oerr
 	}
+	s.events.TokensRefreshed()
 	return s.tokenResponse(at, exp, next, scope), nil
 }
 
@@ -414,6 +418,7 @@ func (s *Server) revokeReplayedCode(ctx context.Context, code string) {
 	if json.Unmarshal(ot.Payload, &issued) != nil {
 		return
 	}
+	s.events.CodeReplayed()
 	s.log.WarnContext(ctx, "oauth: authorization code replayed; revoking its tokens", "grant_id", issued.GrantID)
 	if issued.GrantID != "" {
 		if err := s.store.RevokeGrant(ctx, issued.GrantID, s.now()); err != nil && !errors.Is(err, store.ErrNotFound) {

@@ -64,5 +64,6 @@ func (s *Server) IssueClientToken(ctx context.Context, sess store.Session) (stri
 	if oerr != nil {
 		return "", time.Time{}, fmt.Errorf("issue client token: %s", oerr.description)
 	}
+	s.events.ClientTokenIssued()
 	return tok, exp, nil
 }

@@ -12,6 +12,16 @@
 // health probe; it must never be reachable from outside the mesh. The handlers (here and in
 // packages oauth and session) check neither method nor host: the routes do.
 //
+// Both handlers serve a liveness probe (paths.Health, always 200) and a readiness probe
+// (paths.Ready: 200 when the store answers a read within ReadyTimeout and the identity
+// provider's discovery has succeeded at least once, else 503 with a JSON body naming what is
+// not ready); the internal handler also serves the Prometheus metrics (paths.Metrics). Every
+// request is counted and timed by route pattern and, with WithTracerProvider, traced in a
+// span that continues the caller's traceparent (package obs).
+//
+// Current holds the server that answers behind running listeners and can be swapped (a
+// configuration reload): requests already in flight finish on the server they started on.
+//
 // An embedding program (the local gateway) builds a Server with New and mounts
 // PublicHandler and InternalHandler itself, calling RunGC for garbage collection; the
 // token service command calls ListenAndServe, which does all of that on the configured

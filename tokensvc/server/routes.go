@@ -9,6 +9,7 @@ import (
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
 	"github.com/mcpmesh/gateway/tokensvc/oauth"
+	"github.com/mcpmesh/gateway/tokensvc/obs"
 	"github.com/mcpmesh/gateway/tokensvc/reqid"
 )
 
@@ -17,7 +18,7 @@ import (
 // serve gets notFound, a method an endpoint does not take gets methodNotAllowed.
 //
 // The public listener:
-//   - any Host: the health probe;
+//   - any Host: the health and readiness probes;
 //   - a Host that is not configured: 421 (hosts.Middleware), no handler runs;
 //   - every configured host: the JWKS;
 //   - the authenticate host: sign-in at the identity provider and its callback;
@@ -27,7 +28,8 @@ import (
 //     not served yet;
 //   - route hosts with mcp.client routes: the route listing.
 //
-// The internal listener: the check API (filter key first) and the health probe.
+// The internal listener: the check API (filter key first), the health and readiness probes
+// and the Prometheus metrics.
 
 // Request body limits.
 const (
@@ -38,10 +40,12 @@ const (
 // publicRoutes is the public listener's handler.
 func (s *Server) publicRoutes() http.Handler {
 	r := newRouter()
-	r.Use(reqid.Middleware, s.logRequests("public"), s.recoverer, securityHeaders, maxBody(maxPublicBody))
+	r.Use(obs.HTTP("public", s.metrics, s.tracer), reqid.Middleware, s.logRequests("public"), s.recoverer, securityHeaders, maxBody(maxPublicBody))
 	// Kubelet probes use the pod IP: the probe answers on any Host.
 	r.Get(paths.Health, health)
 	r.Head(paths.Health, health)
+	r.Get(paths.Ready, s.ready)
+	r.Head(paths.Ready, s.ready)
 	// Every other path is for a configured host (421 for any other), served by that host's
 	// router. (Not a Mount on "/": chi would send the probe's other methods there too.)
 	r.NotFound(s.hosts.Middleware(s.hostRouters()).ServeHTTP)
@@ -137,9 +141,12 @@ func (s *Server) mcpClientHostRoutes(r chi.Router) {
 // internalRoutes is the internal listener's handler.
 func (s *Server) internalRoutes() http.Handler {
 	r := newRouter()
-	r.Use(reqid.Middleware, s.logRequests("internal"), s.recoverer, securityHeaders, maxBody(maxCheckBody))
+	r.Use(obs.HTTP("internal", s.metrics, s.tracer), reqid.Middleware, s.logRequests("internal"), s.recoverer, securityHeaders, maxBody(maxCheckBody))
 	r.Get(paths.Health, health)
 	r.Head(paths.Health, health)
+	r.Get(paths.Ready, s.ready)
+	r.Head(paths.Ready, s.ready)
+	r.Get(paths.Metrics, s.metrics.Handler().ServeHTTP)
 	// The check API: nothing happens before the filter key is verified, not even routing.
 	r.Route(paths.Check, func(r chi.Router) {
 		r.Use(s.requireFilterKey)

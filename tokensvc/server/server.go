@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpmesh/gateway/shared/config"
@@ -16,6 +17,7 @@ import (
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
 	"github.com/mcpmesh/gateway/tokensvc/idp"
 	"github.com/mcpmesh/gateway/tokensvc/oauth"
+	"github.com/mcpmesh/gateway/tokensvc/obs"
 	"github.com/mcpmesh/gateway/tokensvc/reqid"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/session"
@@ -23,6 +25,7 @@ import (
 	"github.com/mcpmesh/gateway/tokensvc/store/memory"
 	"github.com/mcpmesh/gateway/tokensvc/store/postgres"
 	"github.com/mcpmesh/gateway/tokensvc/store/sqlite"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults of the options.
@@ -36,7 +39,11 @@ const (
 // Server is the token service. Create it with New; it is safe for concurrent use.
 type Server struct {
 	cfg       *config.Config
-	store     store.Store
+	store     store.Store // rawStore instrumented
+	rawStore  store.Store
+	connector *obs.Connector
+	metrics   *obs.Metrics
+	tracer    trace.Tracer
 	ownsStore bool
 	hosts     *hosts.Table
 	sessions  *session.Manager
@@ -62,6 +69,8 @@ type options struct {
 	store      store.Store
 	connector  idp.Connector
 	gcInterval time.Duration
+	metrics    *obs.Metrics
+	tracer     trace.TracerProvider
 }
 
 // WithClock sets the clock of every component (default time.Now).
@@ -78,6 +87,17 @@ func WithStore(st store.Store) Option { return func(o *options) { o.store = st }
 // WithConnector makes the server use c instead of the connector idp.New builds (tests).
 func WithConnector(c idp.Connector) Option { return func(o *options) { o.connector = c } }
 
+// WithMetrics makes the server record its metrics in m and serve them at paths.Metrics on
+// the internal listener. Default: a new obs.Metrics of its own. Servers that replace one
+// another (a reload) share one.
+func WithMetrics(m *obs.Metrics) Option { return func(o *options) { o.metrics = m } }
+
+// WithTracerProvider makes the server trace each request (continuing the caller's W3C
+// trace context) and its identity provider and store calls with tp. Default: no tracing.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(o *options) { o.tracer = tp }
+}
+
 // WithGCInterval sets how often expired records are deleted (default DefaultGCInterval).
 func WithGCInterval(d time.Duration) Option { return func(o *options) { o.gcInterval = d } }
 
@@ -92,14 +112,23 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Server, erro
 		o.logger = slog.Default()
 	}
 	log := slog.New(reqid.NewHandler(o.logger.Handler()))
-	s := &Server{cfg: cfg, hosts: hosts.NewTable(cfg), filterKey: cfg.FilterKey(), now: o.now, log: log, gcEvery: o.gcInterval}
-	s.store, s.ownsStore = o.store, false
-	if s.store == nil {
+	if o.metrics == nil {
+		o.metrics = obs.NewMetrics()
+	}
+	s := &Server{cfg: cfg, hosts: hosts.NewTable(cfg), filterKey: cfg.FilterKey(), now: o.now, log: log, gcEvery: o.gcInterval,
+		metrics: o.metrics, tracer: obs.Tracer(o.tracer)}
+	s.rawStore, s.ownsStore = o.store, false
+	if s.rawStore == nil {
 		st, err := openStore(ctx, cfg.Storage)
 		if err != nil {
 			return nil, err
 		}
-		s.store, s.ownsStore = st, true
+		s.rawStore, s.ownsStore = st, true
+	}
+	is := obs.InstrumentStore(s.rawStore, s.metrics, s.tracer)
+	s.store = is
+	if is.CanCountSessions() {
+		s.metrics.SetSessionCounter(is, o.now)
 	}
 	if err := s.build(ctx, o); err != nil {
 		_ = s.Close()
@@ -117,12 +146,13 @@ func (s *Server) build(ctx context.Context, o options) error {
 		}
 		conn = c
 	}
-	sm, err := session.New(s.cfg, s.store, conn, s.hosts, session.WithClock(o.now), session.WithLogger(s.log))
+	s.connector = obs.InstrumentConnector(conn, s.metrics, s.tracer)
+	sm, err := session.New(s.cfg, s.store, s.connector, s.hosts, session.WithClock(o.now), session.WithLogger(s.log))
 	if err != nil {
 		return err
 	}
 	s.sessions = sm
-	s.oauth = oauth.New(s.cfg, s.store, sm, oauth.WithClock(o.now), oauth.WithLogger(s.log))
+	s.oauth = oauth.New(s.cfg, s.store, sm, oauth.WithClock(o.now), oauth.WithLogger(s.log), oauth.WithEvents(s.metrics.OAuthEvents()))
 	if s.signer, err = assertion.New(s.cfg, assertion.WithClock(o.now)); err != nil {
 		return err
 	}
@@ -158,8 +188,14 @@ func openStore(ctx context.Context, c config.Storage) (store.Store, error) {
 	return nil, fmt.Errorf("storage.type: unknown backend %q", c.Type)
 }
 
-// Store returns the server's store.
-func (s *Server) Store() store.Store { return s.store }
+// Store returns the server's store as it was given or opened (not instrumented).
+func (s *Server) Store() store.Store { return s.rawStore }
+
+// Config returns the configuration the server was built for.
+func (s *Server) Config() *config.Config { return s.cfg }
+
+// Metrics returns the metrics the server records.
+func (s *Server) Metrics() *obs.Metrics { return s.metrics }
 
 // OAuth returns the authorization server.
 func (s *Server) OAuth() *oauth.Server { return s.oauth }
@@ -213,40 +249,7 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 
 // Serve is ListenAndServe on listeners the caller opened.
 func (s *Server) Serve(ctx context.Context, public, internal net.Listener) error {
-	servers := []*http.Server{s.httpServer(s.public), s.httpServer(s.internal)}
-	listeners := []net.Listener{public, internal}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make(chan error, len(servers))
-	for i := range servers {
-		go func() {
-			err := servers[i].Serve(listeners[i])
-			if errors.Is(err, http.ErrServerClosed) {
-				err = nil
-			}
-			errs <- err
-			cancel()
-		}()
-	}
-	gcDone := make(chan struct{})
-	go func() { defer close(gcDone); s.RunGC(ctx) }()
-	s.log.Info("token service listening", "public", public.Addr().String(), "internal", internal.Addr().String())
-	<-ctx.Done()
-	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), DefaultShutdownTimeout)
-	defer stop()
-	var first error
-	for _, srv := range servers {
-		if err := srv.Shutdown(shutdownCtx); err != nil && first == nil {
-			first = fmt.Errorf("shut down: %w", err)
-		}
-	}
-	for range servers {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
-	<-gcDone
-	return first
+	return NewCurrent(s).Serve(ctx, public, internal)
 }
 
 func (s *Server) httpServer(h http.Handler) *http.Server {
@@ -264,9 +267,93 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 // Close releases the store if New opened it. It is safe to call more than once.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
-		if s.ownsStore && s.store != nil {
-			s.closeErr = s.store.Close()
+		if s.ownsStore && s.rawStore != nil {
+			s.closeErr = s.rawStore.Close()
 		}
 	})
 	return s.closeErr
+}
+
+// Current holds the Server that answers requests and lets it be replaced while serving
+// (Swap): requests that start after a swap are answered by the new server, requests in
+// flight finish on the one they started on. It is safe for concurrent use.
+type Current struct {
+	p                atomic.Pointer[Server]
+	public, internal http.Handler
+}
+
+// NewCurrent returns a Current holding s.
+func NewCurrent(s *Server) *Current {
+	c := &Current{}
+	c.p.Store(s)
+	c.public = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { c.p.Load().public.ServeHTTP(w, r) })
+	c.internal = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { c.p.Load().internal.ServeHTTP(w, r) })
+	return c
+}
+
+// Load returns the server answering now.
+func (c *Current) Load() *Server { return c.p.Load() }
+
+// Swap makes s answer from now on and returns the server it replaces. The caller closes
+// the old server once it no longer needs its store (see WithStore).
+func (c *Current) Swap(s *Server) *Server { return c.p.Swap(s) }
+
+// PublicHandler serves with the current server's public handler.
+func (c *Current) PublicHandler() http.Handler { return c.public }
+
+// InternalHandler serves with the current server's internal handler.
+func (c *Current) InternalHandler() http.Handler { return c.internal }
+
+// Serve is Server.Serve for whichever server is current: each request is answered by the
+// server current when it arrives, and the GC loop runs on the current server's store.
+func (c *Current) Serve(ctx context.Context, public, internal net.Listener) error {
+	first := c.Load()
+	servers := []*http.Server{first.httpServer(c.public), first.httpServer(c.internal)}
+	listeners := []net.Listener{public, internal}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, len(servers))
+	for i := range servers {
+		go func() {
+			err := servers[i].Serve(listeners[i])
+			if errors.Is(err, http.ErrServerClosed) {
+				err = nil
+			}
+			errs <- err
+			cancel()
+		}()
+	}
+	gcDone := make(chan struct{})
+	go func() { defer close(gcDone); c.runGC(ctx) }()
+	first.log.Info("token service listening", "public", public.Addr().String(), "internal", internal.Addr().String())
+	<-ctx.Done()
+	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), DefaultShutdownTimeout)
+	defer stop()
+	var firstErr error
+	for _, srv := range servers {
+		if err := srv.Shutdown(shutdownCtx); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("shut down: %w", err)
+		}
+	}
+	for range servers {
+		if err := <-errs; err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	<-gcDone
+	return firstErr
+}
+
+// runGC is RunGC on whichever server is current at each tick.
+func (c *Current) runGC(ctx context.Context) {
+	t := time.NewTicker(c.Load().gcEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.Load().collect(ctx)
+		}
+	}
 }

@@ -75,6 +75,17 @@ func New(callbackURL string) *Connector {
 	}
 }
 
+// Discover plays the provider's discovery: it fails with idp.ErrUnavailable while
+// Unavailable is set.
+func (c *Connector) Discover(context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.Unavailable {
+		return fmt.Errorf("discover: %w", idp.ErrUnavailable)
+	}
+	return nil
+}
+
 // AuthCodeURL records the flow of state and returns AuthURL?state=<state>.
 func (c *Connector) AuthCodeURL(_ context.Context, state, nonce, pkceVerifier string) (string, error) {
 	c.mu.Lock()

@@ -596,3 +596,17 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) (int64, error)
 
 // Close implements [store.Store]; it does nothing.
 func (s *Store) Close() error { return nil }
+
+// CountLiveSessions returns how many sessions are neither revoked nor expired at now (the
+// live-sessions gauge).
+func (s *Store) CountLiveSessions(_ context.Context, now time.Time) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for _, sess := range s.sessions {
+		if sess.RevokedAt.IsZero() && (sess.ExpiresAt.IsZero() || now.Before(sess.ExpiresAt)) {
+			n++
+		}
+	}
+	return n, nil
+}

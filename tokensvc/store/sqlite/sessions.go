@@ -254,3 +254,15 @@ func (s *Store) DeleteExpired(ctx context.Context, at time.Time) (int64, error) 
 	}
 	return total, nil
 }
+
+// CountLiveSessions returns how many sessions are neither revoked nor expired at t (the
+// live-sessions gauge).
+func (s *Store) CountLiveSessions(ctx context.Context, t time.Time) (int64, error) {
+	var n int64
+	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM sessions
+		WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)`, now(t)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count sessions: %w", err)
+	}
+	return n, nil
+}

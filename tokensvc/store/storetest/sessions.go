@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -181,4 +182,40 @@ func testOneTime(t *testing.T, s store.Store) {
 	got, err = s.TakeOneTime(ctx(t), empty.Hash, empty.Kind, t0)
 	wantErr(t, "take empty payload", err, nil)
 	wantEqual(t, "empty payload", got, normOneTime(empty))
+}
+
+// sessionCounter is the optional method the token service's live-sessions gauge uses.
+type sessionCounter interface {
+	CountLiveSessions(ctx context.Context, now time.Time) (int64, error)
+}
+
+// testCountLiveSessions: sessions neither revoked nor expired at now are counted. A store
+// without CountLiveSessions skips it.
+func testCountLiveSessions(t *testing.T, s store.Store) {
+	c, ok := s.(sessionCounter)
+	if !ok {
+		t.Skip("the store does not count sessions")
+	}
+	count := func(at time.Time) int64 {
+		t.Helper()
+		n, err := c.CountLiveSessions(ctx(t), at)
+		must(t, err)
+		return n
+	}
+	if n := count(t0); n != 0 {
+		t.Fatalf("empty store: %d live sessions", n)
+	}
+	a := newSession(t, s) // expires at t0+14h
+	newSession(t, s)
+	must(t, s.CreateSession(ctx(t), store.Session{ID: ID(t, "sess"), CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}))
+	if n := count(t0); n != 3 {
+		t.Errorf("three live sessions: counted %d", n)
+	}
+	if n := count(t0.Add(2 * time.Hour)); n != 2 {
+		t.Errorf("one expired: counted %d, want 2", n)
+	}
+	must(t, s.RevokeSession(ctx(t), a.ID, t0))
+	if n := count(t0); n != 2 {
+		t.Errorf("one revoked: counted %d, want 2", n)
+	}
 }

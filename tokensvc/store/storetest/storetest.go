@@ -53,6 +53,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Session_UpdateIsOptimistic", testSessionUpdate},
 		{"Session_ConcurrentUpdateExactlyOneWins", testSessionConcurrentUpdate},
 		{"Session_RevokeEndsEverythingDerived", testSessionRevoke},
+		{"Session_CountLiveSessions", testCountLiveSessions},
 		{"BrowserCookie_ValidOnlyWithSessionAndHost", testBrowserCookie},
 		{"UpstreamToken_PutGetDelete", testUpstreamToken},
 		{"OneTime_TakeIsSingleUseAndKindBound", testOneTime},
