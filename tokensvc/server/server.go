@@ -119,7 +119,7 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Server, erro
 		metrics: o.metrics, tracer: obs.Tracer(o.tracer)}
 	s.rawStore, s.ownsStore = o.store, false
 	if s.rawStore == nil {
-		st, err := openStore(ctx, cfg.Storage)
+		st, err := OpenStore(ctx, cfg.Storage)
 		if err != nil {
 			return nil, err
 		}
@@ -167,8 +167,9 @@ func (s *Server) build(ctx context.Context, o options) error {
 	return nil
 }
 
-// openStore opens the configured backend.
-func openStore(ctx context.Context, c config.Storage) (store.Store, error) {
+// OpenStore opens the configured backend (what New does without WithStore; the local gateway
+// opens it itself so that a reload can keep it).
+func OpenStore(ctx context.Context, c config.Storage) (store.Store, error) {
 	switch c.Type {
 	case "memory":
 		return memory.New(), nil

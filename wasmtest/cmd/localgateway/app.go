@@ -10,9 +10,6 @@ import (
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/tokensvc/server"
 	"github.com/mcpmesh/gateway/tokensvc/store"
-	"github.com/mcpmesh/gateway/tokensvc/store/memory"
-	"github.com/mcpmesh/gateway/tokensvc/store/postgres"
-	"github.com/mcpmesh/gateway/tokensvc/store/sqlite"
 	"github.com/mcpmesh/gateway/wasmtest/gateway"
 	"github.com/mcpmesh/gateway/wasmtest/host"
 )
@@ -52,7 +49,7 @@ type sharedStore struct {
 
 // start builds the first instance from cfg.
 func (a *app) start(ctx context.Context, cfg *config.Config) error {
-	st, err := openStore(ctx, cfg.Storage)
+	st, err := server.OpenStore(ctx, cfg.Storage)
 	if err != nil {
 		return fmt.Errorf("token service: %w", err)
 	}
@@ -111,7 +108,7 @@ func (a *app) reload(ctx context.Context) error {
 	}
 	ss := a.cur.st
 	if cfg.Storage != a.cur.cfg.Storage {
-		st, err := openStore(ctx, cfg.Storage)
+		st, err := server.OpenStore(ctx, cfg.Storage)
 		if err != nil {
 			return fail(fmt.Errorf("token service: %w", err))
 		}
@@ -160,26 +157,4 @@ func (a *app) close() {
 	in := a.cur
 	a.mu.Unlock()
 	a.retire(in)
-}
-
-// openStore opens the configured backend, as the token service does when it is given none
-// (the local gateway opens it itself so that a reload can keep it).
-func openStore(ctx context.Context, c config.Storage) (store.Store, error) {
-	switch c.Type {
-	case "memory":
-		return memory.New(), nil
-	case "sqlite", "":
-		st, err := sqlite.New(ctx, c.Path)
-		if err != nil {
-			return nil, fmt.Errorf("storage: open sqlite %s: %w", c.Path, err)
-		}
-		return st, nil
-	case "postgres":
-		st, err := postgres.New(ctx, c.DSN)
-		if err != nil {
-			return nil, fmt.Errorf("storage: open postgres: %w", err)
-		}
-		return st, nil
-	}
-	return nil, fmt.Errorf("storage.type: unknown backend %q", c.Type)
 }
