@@ -45,10 +45,12 @@ func (s *stream) decide() bool {
 	s.publish(&in, pub, pubMethod, pubTool)
 	if !allowed {
 		s.f.metrics.inc(metricDenied)
+		s.f.metrics.incRoute(s.route, false)
 		s.replyDenied()
 		return false
 	}
 	s.f.metrics.inc(metricAllowed)
+	s.f.metrics.incRoute(s.route, true)
 	return true
 }
 
@@ -102,6 +104,7 @@ func (s *stream) check(in *policy.Input, method, tool, args string, logRecord bo
 	if !d.Allow {
 		for r := range d.AllowWhyFalse.All() {
 			s.f.metrics.incReason(r)
+			s.f.metrics.incRouteReason(s.route, r)
 		}
 	}
 	return d

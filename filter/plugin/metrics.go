@@ -3,6 +3,7 @@ package plugin
 import (
 	"strings"
 
+	"github.com/mcpmesh/gateway/shared/pluginconf"
 	"github.com/mcpmesh/gateway/shared/policy"
 )
 
@@ -71,6 +72,74 @@ func (m *metrics) incReason(r policy.Reason) {
 			m.reasons = map[policy.Reason]uint32{}
 		}
 		m.reasons[r] = id
+	}
+	m.host.IncrementCounter(id, 1)
+}
+
+// Per-route counters, named so that Envoy's tag extraction (stats_config.stats_tags) can turn
+// the route and the reason into tags (docs/operations-records.md):
+//
+//	mcp_gateway.route.<route>.authorize_allowed
+//	mcp_gateway.route.<route>.authorize_denied
+//	mcp_gateway.route.<route>.deny_reason.<reason>
+//
+// <route> is the route's name (or its host and path) in lower case with every character but
+// a-z, 0-9 and _ replaced by _, so that it holds no dot; <reason> is the reason with _ for -.
+const metricRoutePrefix = "mcp_gateway.route."
+
+// routeStats are the counters of one route, defined on first use.
+type routeStats struct {
+	prefix                string // metricRoutePrefix + the route's stat name + "."
+	allowed, denied       uint32
+	hasAllowed, hasDenied bool
+	reasons               map[policy.Reason]uint32
+}
+
+// routeStatPrefix returns the counter name prefix of route r.
+func routeStatPrefix(r *pluginconf.Route) string {
+	name := r.Name
+	if name == "" {
+		name = r.Host + r.PathPrefix
+	}
+	b := []byte(strings.ToLower(name))
+	for i, c := range b {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	return metricRoutePrefix + string(b) + "."
+}
+
+// incRoute adds one to the allowed or denied counter of route r.
+func (m *metrics) incRoute(r *route, allowed bool) {
+	st := &r.stats
+	id, has, suffix := &st.denied, &st.hasDenied, "authorize_denied"
+	if allowed {
+		id, has, suffix = &st.allowed, &st.hasAllowed, "authorize_allowed"
+	}
+	if !*has {
+		v, err := m.host.DefineCounter(st.prefix + suffix)
+		if err != nil {
+			return
+		}
+		*id, *has = v, true
+	}
+	m.host.IncrementCounter(*id, 1)
+}
+
+// incRouteReason adds one to the counter of deny reason reason on route r.
+func (m *metrics) incRouteReason(r *route, reason policy.Reason) {
+	st := &r.stats
+	id, ok := st.reasons[reason]
+	if !ok {
+		var err error
+		if id, err = m.host.DefineCounter(st.prefix + "deny_reason." + strings.ReplaceAll(reason.String(), "-", "_")); err != nil {
+			return
+		}
+		if st.reasons == nil {
+			st.reasons = map[policy.Reason]uint32{}
+		}
+		st.reasons[reason] = id
 	}
 	m.host.IncrementCounter(id, 1)
 }

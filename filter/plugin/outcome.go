@@ -49,6 +49,9 @@ func (s *stream) publish(in *policy.Input, d policy.Decision, method, tool strin
 func (s *stream) refuse(k metric, reason policy.Reason) {
 	s.f.metrics.inc(k)
 	s.f.metrics.incReason(reason)
+	if s.route != nil {
+		s.f.metrics.incRouteReason(s.route, reason)
+	}
 	var in policy.Input
 	if s.bundle != nil {
 		in = s.bundle.input

@@ -62,6 +62,7 @@ func (f *Filter) Configure(config []byte) error {
 		if r.PathPrefix != "/" {
 			r.resourceMetadata += r.PathPrefix
 		}
+		r.stats.prefix = routeStatPrefix(&r.Route)
 		routes = append(routes, r)
 	}
 	f.cfg = cfg

@@ -60,8 +60,35 @@ func TestMetrics_CountDecisionsAndReasons(t *testing.T) {
 	t.Parallel()
 	nf, _ := plugintest.NewNativeFilter()
 	nf.Run(plugintest.DeniedToolCall())
-	if nf.Host.Counters["mcp_gateway_authorize_denied"] != 1 || nf.Host.Counters["mcp_gateway_deny_reason_mcp_tool_unauthorized"] != 1 {
-		t.Fatalf("counters = %v", nf.Host.Counters)
+	nf.Run(plugintest.AllowedToolCall())
+	for name, want := range map[string]int64{
+		"mcp_gateway_authorize_denied":                                        1,
+		"mcp_gateway_authorize_allowed":                                       1,
+		"mcp_gateway_deny_reason_mcp_tool_unauthorized":                       1,
+		"mcp_gateway.route.mcp_example_com.authorize_denied":                  1,
+		"mcp_gateway.route.mcp_example_com.authorize_allowed":                 1,
+		"mcp_gateway.route.mcp_example_com.deny_reason.mcp_tool_unauthorized": 1,
+	} {
+		if got := nf.Host.Counters[name]; got != want {
+			t.Errorf("%s = %d, want %d; counters %v", name, got, want, nf.Host.Counters)
+		}
+	}
+}
+
+// TestMetrics_RouteStatNames: a route's counters carry its name with nothing but a-z, 0-9 and
+// _ in it (no dot: Envoy's tag extraction splits there), or its host and path without one.
+func TestMetrics_RouteStatNames(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, host, path, want string
+	}{
+		{"Demo MCP server", "mcp.example.com", "/mcp", "mcp_gateway.route.demo_mcp_server."},
+		{"", "mcp.example.com:8443", "/tools/v1", "mcp_gateway.route.mcp_example_com_8443_tools_v1."},
+		{"Ümlaut.Route", "h", "/", "mcp_gateway.route.__mlaut_route."},
+	} {
+		if got := plugin.RouteStatPrefix(tt.name, tt.host, tt.path); got != tt.want {
+			t.Errorf("RouteStatPrefix(%q, %q, %q) = %q, want %q", tt.name, tt.host, tt.path, got, tt.want)
+		}
 	}
 }
 

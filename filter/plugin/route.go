@@ -13,6 +13,8 @@ type route struct {
 	resourceMetadata string
 	// origin is scheme://host.
 	origin string
+	// stats are the route's own counters (metrics.go).
+	stats routeStats
 }
 
 // routeTable finds the route of a request: shared/pluginconf matches, routes holds the

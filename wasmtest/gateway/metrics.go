@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -84,21 +85,97 @@ func PrometheusName(name string) string {
 	}, name)
 }
 
+// StatsTag is one of Envoy's stats_config.stats_tags: Regex is matched against the full
+// stat name ("wasmcustom.<name>"); its first capture group is removed from the name and its
+// second (or, without one, its first) is the tag's value.
+type StatsTag struct {
+	Name  string
+	Regex *regexp.Regexp
+}
+
+// FilterStatsTags are the tag extraction rules docs/operations-records.md gives operators for
+// the filter's per-route counters (mcp_gateway.route.<route>.…): the route, and the reason
+// of deny_reason counters. The local gateway applies them as Envoy does.
+func FilterStatsTags() []StatsTag {
+	return []StatsTag{
+		{Name: "mcp_route", Regex: regexp.MustCompile(`^wasmcustom\.mcp_gateway\.route\.(([a-z0-9_]+)\.)`)},
+		{Name: "mcp_reason", Regex: regexp.MustCompile(`^wasmcustom\.mcp_gateway\.route\.deny_reason(\.([a-z0-9_]+))$`)},
+	}
+}
+
+// extractTags applies tags to the stat name of a filter metric as Envoy does: it returns the
+// name left and the tags found, in rule order.
+func extractTags(name string, tags []StatsTag) (string, [][2]string) {
+	full := "wasmcustom." + name
+	var found [][2]string
+	for _, t := range tags {
+		m := t.Regex.FindStringSubmatchIndex(full)
+		if len(m) < 4 || m[2] < 0 {
+			continue
+		}
+		value := full[m[2]:m[3]]
+		if len(m) >= 6 && m[4] >= 0 {
+			value = full[m[4]:m[5]]
+		}
+		found = append(found, [2]string{t.Name, value})
+		full = full[:m[2]] + full[m[3]:]
+	}
+	return strings.TrimPrefix(full, "wasmcustom."), found
+}
+
 // WritePrometheus writes ms in the Prometheus text exposition format (version 0.0.4):
 // counters as counter, gauges as gauge, histograms as summary with _sum and _count only (the
 // host keeps no buckets). Counter names keep the filter's names (no _total added), as Envoy's
-// endpoint does.
+// endpoint does, and the tags FilterStatsTags extracts become labels.
 func WritePrometheus(w io.Writer, ms []Metric) error {
-	bw := bufio.NewWriter(w)
+	type sample struct {
+		labels string
+		m      Metric
+	}
+	byName := map[string][]sample{}
+	var names []string
 	for _, m := range ms {
-		n := PrometheusName(m.Name)
-		switch m.Type {
-		case host.Counter:
-			fmt.Fprintf(bw, "# TYPE %s counter\n%s %d\n", n, n, m.Value)
-		case host.Gauge:
-			fmt.Fprintf(bw, "# TYPE %s gauge\n%s %d\n", n, n, m.Value)
-		case host.Histogram:
-			fmt.Fprintf(bw, "# TYPE %s summary\n%s_sum %d\n%s_count %d\n", n, n, m.Sum, n, m.Count)
+		base, tags := extractTags(m.Name, FilterStatsTags())
+		n := PrometheusName(base)
+		var labels strings.Builder
+		for i, t := range tags {
+			if i == 0 {
+				labels.WriteByte('{')
+			} else {
+				labels.WriteByte(',')
+			}
+			fmt.Fprintf(&labels, "%s=%q", t[0], t[1])
+		}
+		if len(tags) > 0 {
+			labels.WriteByte('}')
+		}
+		if _, ok := byName[n]; !ok {
+			names = append(names, n)
+		}
+		byName[n] = append(byName[n], sample{labels.String(), m})
+	}
+	sort.Strings(names)
+	bw := bufio.NewWriter(w)
+	for _, n := range names {
+		for i, smp := range byName[n] {
+			m, l := smp.m, smp.labels
+			switch m.Type {
+			case host.Counter:
+				if i == 0 {
+					fmt.Fprintf(bw, "# TYPE %s counter\n", n)
+				}
+				fmt.Fprintf(bw, "%s%s %d\n", n, l, m.Value)
+			case host.Gauge:
+				if i == 0 {
+					fmt.Fprintf(bw, "# TYPE %s gauge\n", n)
+				}
+				fmt.Fprintf(bw, "%s%s %d\n", n, l, m.Value)
+			case host.Histogram:
+				if i == 0 {
+					fmt.Fprintf(bw, "# TYPE %s summary\n", n)
+				}
+				fmt.Fprintf(bw, "%s_sum%s %d\n%s_count%s %d\n", n, l, m.Sum, n, l, m.Count)
+			}
 		}
 	}
 	return bw.Flush()

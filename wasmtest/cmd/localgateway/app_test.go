@@ -294,7 +294,7 @@ func scrape(t *testing.T, f *fixture) map[string]float64 {
 		if !ok || err != nil || strings.HasPrefix(line, "#") {
 			t.Fatalf("bad sample line %q", line)
 		}
-		if types[name] == "" {
+		if family, _, _ := strings.Cut(name, "{"); types[family] == "" {
 			t.Errorf("sample %s has no TYPE", name)
 		}
 		samples[name] = v
@@ -327,6 +327,16 @@ func TestLocalGateway_MetricsInPrometheusFormat(t *testing.T) {
 		if m[tt.name] != tt.want {
 			t.Errorf("%s = %v, want %v (all: %v)", tt.name, m[tt.name], tt.want, m)
 		}
+	}
+	// The route's own counter, its route a label as Envoy's tag extraction makes it.
+	perRoute := 0.0
+	for name, v := range m {
+		if strings.HasPrefix(name, `envoy_wasmcustom_mcp_gateway_route_authorize_allowed{mcp_route="`) {
+			perRoute += v
+		}
+	}
+	if perRoute != 3 {
+		t.Errorf("per-route allowed = %v, want 3 (all: %v)", perRoute, m)
 	}
 }
 
