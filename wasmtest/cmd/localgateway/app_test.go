@@ -210,6 +210,15 @@ func TestLocalGateway_PrintsEachAuthorizationRecordAsItself(t *testing.T) {
 			if p, _ := r["mcp-tool-parameters"].(map[string]any); p["q"] != "x" {
 				t.Errorf("mcp-tool-parameters %v", r["mcp-tool-parameters"])
 			}
+			// The decision is in the record although the list names none of its fields.
+			if r["allow"] != true || r["deny"] != false {
+				t.Errorf("decision fields under the SPEC list: %v", r)
+			}
+			for _, k := range []string{"allow-why-true", "allow-why-false", "deny-why-false"} {
+				if _, ok := r[k]; !ok {
+					t.Errorf("record lacks %s: %v", k, r)
+				}
+			}
 		}},
 		{"JSONFullListHasTheDecision", "json", fullFields, host.LogInfo, func(t *testing.T, logs string) {
 			recs := records(t, logs)
