@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"net/url"
 	"strings"
+
+	"github.com/mcpmesh/gateway/shared/ascii"
 )
 
 // Session IDs of the legacy HTTP+SSE transport (MCP 2024-11-05), bound like Mcp-Session-Id
@@ -83,9 +85,9 @@ func (s *stream) watchesEventStream(status string) bool {
 		switch h.Name {
 		case "content-type":
 			mt, _, _ := strings.Cut(h.Value, ";")
-			sse = asciiEqualFold(trimOWS(mt), "text/event-stream")
+			sse = ascii.EqualFold(trimOWS(mt), "text/event-stream")
 		case "content-encoding":
-			if !asciiEqualFold(trimOWS(h.Value), "identity") {
+			if !ascii.EqualFold(trimOWS(h.Value), "identity") {
 				// A compressed stream cannot be read: it passes as it is, and a session in it
 				// stays unbound, so the gateway refuses it on requests.
 				return false

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpmesh/gateway/shared/ascii"
 	"github.com/mcpmesh/gateway/shared/checkapi"
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/shared/pluginconf"
@@ -229,7 +230,7 @@ func contentTypeOf(hdrs []Header) int {
 		return ctNotJSON
 	}
 	mt, params, hasParams := strings.Cut(ct, ";")
-	if !asciiEqualFold(trimOWS(mt), "application/json") {
+	if !ascii.EqualFold(trimOWS(mt), "application/json") {
 		return ctNotJSON
 	}
 	if n > 1 {
@@ -239,35 +240,16 @@ func contentTypeOf(hdrs []Header) int {
 		return ctJSON
 	}
 	name, value, ok := strings.Cut(trimOWS(params), "=")
-	if !ok || !asciiEqualFold(name, "charset") {
+	if !ok || !ascii.EqualFold(name, "charset") {
 		return ctUnsupported
 	}
 	if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
 		value = value[1 : len(value)-1]
 	}
-	if !asciiEqualFold(value, "utf-8") {
+	if !ascii.EqualFold(value, "utf-8") {
 		return ctUnsupported
 	}
 	return ctJSON
-}
-
-// asciiEqualFold reports whether s equals lower, a lower-case ASCII string, with ASCII letters
-// of s in either case. Unlike strings.EqualFold it folds nothing else (the Kelvin sign and
-// the long s are not k and s to an HTTP parser).
-func asciiEqualFold(s, lower string) bool {
-	if len(s) != len(lower) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // trimOWS trims HTTP optional whitespace (spaces and tabs).

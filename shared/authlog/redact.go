@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpmesh/gateway/shared/ascii"
 	"github.com/tidwall/gjson"
 )
 
@@ -150,7 +151,7 @@ func (r *redactor) key(raw string, depth int) bool {
 	}
 	hit := false
 	for _, want := range r.keys {
-		if asciiEqualFold(k, want) {
+		if ascii.EqualFold(k, want) {
 			hit = true
 			break
 		}
@@ -160,7 +161,7 @@ func (r *redactor) key(raw string, depth int) bool {
 		if m > depth-1 {
 			m = depth - 1 // a sibling of the key that matched before
 		}
-		if m == depth-1 && depth-1 < len(segs) && asciiEqualFold(k, segs[depth-1]) {
+		if m == depth-1 && depth-1 < len(segs) && ascii.EqualFold(k, segs[depth-1]) {
 			m = depth
 			if depth == len(segs) {
 				hit = true
@@ -169,24 +170,6 @@ func (r *redactor) key(raw string, depth int) bool {
 		r.matched[i] = m
 	}
 	return hit
-}
-
-// asciiEqualFold reports whether s equals lower (lower-case) with ASCII letters of s in
-// either case.
-func asciiEqualFold(s, lower string) bool {
-	if len(s) != len(lower) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // skipValue returns the index just past the JSON value that starts at s[i], or -1 when it

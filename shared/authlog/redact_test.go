@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpmesh/gateway/shared/ascii"
 	"github.com/tidwall/gjson"
 )
 
@@ -152,7 +153,7 @@ func redactValue(v any, key string) any {
 	case map[string]any:
 		out := map[string]any{}
 		for k, e := range x {
-			if asciiEqualFold(k, strings.ToLower(key)) && isASCII(key) {
+			if ascii.EqualFold(k, strings.ToLower(key)) && isASCII(key) {
 				out[k] = "[redacted]"
 			} else {
 				out[k] = redactValue(e, key)
