@@ -84,7 +84,9 @@ func (e *TokenError) Error() string {
 }
 
 // Is makes errors.Is(err, ErrInvalidGrant) true for an invalid_grant answer.
-func (e *TokenError) Is(target error) bool { return target == ErrInvalidGrant && e.Code == "invalid_grant" }
+func (e *TokenError) Is(target error) bool {
+	return target == ErrInvalidGrant && e.Code == "invalid_grant"
+}
 
 // Token is an Internal Token as the provider issued it (the sealed plaintext of a stored TI).
 type Token struct {
