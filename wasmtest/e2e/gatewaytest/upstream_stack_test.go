@@ -78,6 +78,13 @@ func startUpstreamStack(t *testing.T, authStyle string) *upStack {
 // authentication method (client_secret_basic or client_secret_post).
 func startUpstreamStackWith(t *testing.T, authStyle, method string) *upStack {
 	t.Helper()
+	return startUpstreamStackAt(t, authStyle, method, "")
+}
+
+// startUpstreamStackAt points the route's auth_url and token_url at provider (its /auth and
+// /token) instead of the upstream oidc-provider, when provider is not empty.
+func startUpstreamStackAt(t *testing.T, authStyle, method, provider string) *upStack {
+	t.Helper()
 	s := &upStack{AppRequests: make(chan *http.Request, 64), logs: &lockedBuffer{}, refreshTokens: map[string]bool{}}
 	s.IDP = harness.StartIDP(t, harness.IDPOptions{IDTokenTTL: 24 * time.Hour, AccessTokenTTL: 24 * time.Hour})
 	s.UpClient = harness.IDPClient{
@@ -107,6 +114,9 @@ func startUpstreamStackWith(t *testing.T, authStyle, method string) *upStack {
 	s.AuthURL = "http://" + authL.Addr().String()
 	s.MCPOrigin = "http://" + mcpL.Addr().String()
 	s.RouteURL = s.MCPOrigin + "/up"
+	if provider == "" {
+		provider = s.Up.Issuer
+	}
 	s.AppURL = "http://" + appL.Addr().String()
 	key := func() string {
 		b := make([]byte, 32)
@@ -143,7 +153,7 @@ routes:
     policy: {allow: {and: [{authenticated_user: true}]}}
     mcp: {client: {}}
 `, s.AuthURL, key(), key(), s.IDP.Issuer, s.IDP.ClientID, s.IDP.ClientSecret, filepath.Join(t.TempDir(), "gateway.db"),
-		s.RouteURL, mcpSrv.URL, s.UpClient.ClientID, s.UpClient.ClientSecret, s.Up.Issuer, s.Up.Issuer, authStyle,
+		s.RouteURL, mcpSrv.URL, s.UpClient.ClientID, s.UpClient.ClientSecret, provider, provider, authStyle,
 		s.AppURL, app.URL)
 	cfg, err := config.Parse([]byte(yaml), nil)
 	if err != nil {
