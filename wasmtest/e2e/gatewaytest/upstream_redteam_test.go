@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mcpmesh/gateway/shared/paths"
-	"github.com/mcpmesh/gateway/wasmtest/e2e/harness"
 )
 
 // TestUpstreamRedTeam_Connect attacks the connect flow through the local gateway: foreign and
@@ -20,7 +19,7 @@ import (
 // account that finishes the flow must be the one that started it), and a replayed callback.
 func TestUpstreamRedTeam_Connect(t *testing.T) {
 	s := startUpstreamStack(t, "header")
-	alice := harness.NewBrowser()
+	alice := s.browser()
 	te := s.appSignIn(t, alice)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -53,7 +52,7 @@ func TestUpstreamRedTeam_Connect(t *testing.T) {
 
 	// Bob starts a connect; his browser stops at the callback, holding his code and state.
 	s.IDP.LoginAs(t, "bob")
-	bob := harness.NewBrowser()
+	bob := s.browser()
 	s.appSignIn(t, bob)
 	s.IDP.LoginAs(t, "alice")
 	cbPrefix := s.MCPOrigin + paths.UpstreamCallback
@@ -74,7 +73,7 @@ func TestUpstreamRedTeam_Connect(t *testing.T) {
 		t.Fatal("alice is connected to the upstream account of bob's flow")
 	}
 	// A browser without a session: refused too.
-	_, page, _ = harness.NewBrowser().Navigate(ctx, cb.String(), s.AppURL)
+	_, page, _ = s.browser().Navigate(ctx, cb.String(), s.AppURL)
 	if page == nil || page.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("no session with bob's callback: %+v", page)
 	}
@@ -164,7 +163,7 @@ func TestUpstreamRedTeam_HostileTokenEndpoint(t *testing.T) {
 	hp := newHostileProvider(t, "")
 	h := startUpstreamStackAt(t, "params", "client_secret_post", hp.srv.URL)
 	hp.secret = h.UpClient.ClientSecret
-	b := harness.NewBrowser()
+	b := h.browser()
 	te := h.appSignIn(t, b)
 	for _, tc := range []struct{ mode, want string }{
 		{"slow", "within 10s"},

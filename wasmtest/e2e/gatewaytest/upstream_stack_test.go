@@ -48,6 +48,7 @@ type upStack struct {
 	AppRequests                chan *http.Request
 	clockOffset                atomic.Int64
 	logs                       *lockedBuffer
+	responses                  lockedBuffer // every response the test's clients received
 	mu                         sync.Mutex
 	bearers                    []string // Authorization values the MCP server received
 	refreshTokens              map[string]bool
@@ -280,4 +281,37 @@ func (s *upStack) secrets() []string {
 		}
 	}
 	return out
+}
+
+// recording is an http.RoundTripper that keeps every response's headers and body (up to
+// 1 MiB each) for the leak search.
+type recording struct {
+	s    *upStack
+	next http.RoundTripper
+}
+
+func (r recording) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.next.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	r.s.responses.mu.Lock()
+	fmt.Fprintf(&r.s.responses.b, "%s %s -> %d %v\n%s\n", req.Method, req.URL, resp.StatusCode, resp.Header, body)
+	r.s.responses.mu.Unlock()
+	return resp, nil
+}
+
+// browser returns a new browser whose responses are recorded for the leak search.
+func (s *upStack) browser() *harness.Browser {
+	b := harness.NewBrowser()
+	b.Client.Transport = recording{s: s, next: http.DefaultTransport}
+	return b
+}
+
+// client returns an HTTP client whose responses are recorded.
+func (s *upStack) client(next http.RoundTripper) *http.Client {
+	return &http.Client{Transport: recording{s: s, next: next}}
 }

@@ -42,7 +42,7 @@ func (s *upStack) connected(t *testing.T, te string) bool {
 	req, _ := http.NewRequest(http.MethodGet, s.AppURL+paths.Routes, nil)
 	req.Header.Set("Authorization", "Bearer "+te)
 	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.client(http.DefaultTransport).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func (s *upStack) whoami(t *testing.T, te string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := mcp.NewClient(&mcp.Implementation{Name: "llm-api", Version: "1"}, nil)
-	sess, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.RouteURL, HTTPClient: &http.Client{Transport: bearerTransport{te}}}, nil)
+	sess, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.RouteURL, HTTPClient: s.client(bearerTransport{te})}, nil)
 	if err != nil {
 		return "", err
 	}
@@ -127,7 +127,7 @@ func TestUpstream(t *testing.T) {
 	for _, style := range []string{"header", "params"} {
 		t.Run("auth_style="+style, func(t *testing.T) {
 			s := startUpstreamStack(t, style)
-			b := harness.NewBrowser()
+			b := s.browser()
 			te := s.appSignIn(t, b)
 			if s.connected(t, te) {
 				t.Fatal("connected before connecting")
@@ -221,7 +221,7 @@ func TestUpstream_StrictProviderRefusesTheOtherStyle(t *testing.T) {
 	for style, method := range map[string]string{"header": "client_secret_post", "params": "client_secret_basic"} {
 		t.Run("auth_style="+style+",provider="+method, func(t *testing.T) {
 			s := startUpstreamStackWith(t, style, method)
-			b := harness.NewBrowser()
+			b := s.browser()
 			te := s.appSignIn(t, b)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -241,18 +241,27 @@ func TestUpstream_StrictProviderRefusesTheOtherStyle(t *testing.T) {
 	}
 }
 
-// assertNoLeak searches every log line of the session, every URL the browser visited and
-// every upstream secret's appearances.
+// assertNoLeak searches every log line of the session (debug level included), every URL the
+// browser visited and every response (headers and body) the test's browsers and clients
+// received for the client secret, every TI the MCP server received and every upstream
+// refresh token stored.
 func (s *upStack) assertNoLeak(t *testing.T, b *harness.Browser) {
 	t.Helper()
 	logs := s.logs.String()
 	hist := strings.Join(b.History(), "\n")
+	responses := s.responses.String()
+	if responses == "" {
+		t.Error("no responses were recorded: the search proves nothing")
+	}
 	for _, sec := range s.secrets() {
 		if strings.Contains(logs, sec) {
 			t.Errorf("an upstream secret (%.8s…) appears in the logs", sec)
 		}
 		if strings.Contains(hist, sec) {
 			t.Errorf("an upstream secret (%.8s…) appears in a browser URL", sec)
+		}
+		if strings.Contains(responses, sec) {
+			t.Errorf("an upstream secret (%.8s…) appears in a response", sec)
 		}
 	}
 }
