@@ -283,8 +283,9 @@ func (s *upStack) secrets() []string {
 	return out
 }
 
-// recording is an http.RoundTripper that keeps every response's headers and body (up to
-// 1 MiB each) for the leak search.
+// recording is an http.RoundTripper that keeps every response's headers, and its body as
+// the client reads it (event streams included, without waiting for their end), for the leak
+// search.
 type recording struct {
 	s    *upStack
 	next http.RoundTripper
@@ -295,13 +296,14 @@ func (r recording) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, err
 	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	r.s.responses.mu.Lock()
-	fmt.Fprintf(&r.s.responses.b, "%s %s -> %d %v\n%s\n", req.Method, req.URL, resp.StatusCode, resp.Header, body)
-	r.s.responses.mu.Unlock()
+	fmt.Fprintf(&r.s.responses, "%s %s -> %d %v\n", req.Method, req.URL, resp.StatusCode, resp.Header)
+	resp.Body = teeBody{Reader: io.TeeReader(resp.Body, &r.s.responses), Closer: resp.Body}
 	return resp, nil
+}
+
+type teeBody struct {
+	io.Reader
+	io.Closer
 }
 
 // browser returns a new browser whose responses are recorded for the leak search.
