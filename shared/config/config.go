@@ -122,6 +122,10 @@ type UpstreamOAuth2 struct {
 	ClientSecret string         `yaml:"client_secret"`
 	Endpoint     OAuth2Endpoint `yaml:"endpoint"`
 	Scopes       []string       `yaml:"scopes"`
+
+	// ClientSecretFile names a file holding the client secret (a mounted Kubernetes Secret);
+	// after Validate its content is in ClientSecret.
+	ClientSecretFile string `yaml:"client_secret_file"`
 }
 
 // OAuth2Endpoint is an upstream provider's endpoints.

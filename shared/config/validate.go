@@ -69,6 +69,7 @@ func (c *Config) Validate() error {
 	seen := map[string]int{}
 	for i := range c.Routes {
 		c.validateRoute(e, i, seen)
+		c.resolveUpstreamSecretFile(e, i)
 		if _, err := policy.Parse(c.Routes[i].Policy); err != nil {
 			e.add("routes["+strconv.Itoa(i)+"]", "%v", err)
 		}
