@@ -94,11 +94,11 @@ func decodeObject(j []byte) (decoded, error) {
 		return decoded{}, err
 	}
 	k8s := map[string]func() any{
-		"v1/ServiceAccount":                               func() any { return &corev1.ServiceAccount{} },
-		"v1/ConfigMap":                                    func() any { return &corev1.ConfigMap{} },
-		"v1/Service":                                      func() any { return &corev1.Service{} },
-		"apps/v1/Deployment":                              func() any { return &appsv1.Deployment{} },
-		"gateway.networking.k8s.io/v1/HTTPRoute":          func() any { return &gatewayv1.HTTPRoute{} },
+		"v1/ServiceAccount":                      func() any { return &corev1.ServiceAccount{} },
+		"v1/ConfigMap":                           func() any { return &corev1.ConfigMap{} },
+		"v1/Service":                             func() any { return &corev1.Service{} },
+		"apps/v1/Deployment":                     func() any { return &appsv1.Deployment{} },
+		"gateway.networking.k8s.io/v1/HTTPRoute": func() any { return &gatewayv1.HTTPRoute{} },
 		"gateway.networking.k8s.io/v1beta1/ReferenceGrant": func() any { return &gatewayv1beta1.ReferenceGrant{} },
 	}
 	key := head.APIVersion + "/" + head.Kind
@@ -119,8 +119,8 @@ func decodeObject(j []byte) (decoded, error) {
 		spec   func() proto.Message
 		client func() any
 	}{
-		"extensions.istio.io/v1alpha1/WasmPlugin": {func() proto.Message { return &extensionsapi.WasmPlugin{} }, func() any { return &clientextensions.WasmPlugin{} }},
-		"networking.istio.io/v1/VirtualService":   {func() proto.Message { return &networkingapi.VirtualService{} }, func() any { return &clientnetworking.VirtualService{} }},
+		"extensions.istio.io/v1alpha1/WasmPlugin":  {func() proto.Message { return &extensionsapi.WasmPlugin{} }, func() any { return &clientextensions.WasmPlugin{} }},
+		"networking.istio.io/v1/VirtualService":    {func() proto.Message { return &networkingapi.VirtualService{} }, func() any { return &clientnetworking.VirtualService{} }},
 		"security.istio.io/v1/AuthorizationPolicy": {func() proto.Message { return &securityapi.AuthorizationPolicy{} }, func() any { return &clientsecurity.AuthorizationPolicy{} }},
 	}
 	mk, ok := istio[key]

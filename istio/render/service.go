@@ -14,7 +14,7 @@ import (
 // (outbound|<internal port>||<service>.<namespace>.svc.<domain>), the listener addresses give
 // its ports.
 type tokenService struct {
-	Name, Namespace, Domain string
+	Name, Namespace, Domain  string
 	PublicPort, InternalPort int
 }
 
