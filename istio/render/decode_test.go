@@ -122,6 +122,8 @@ func decodeObject(j []byte) (decoded, error) {
 		"extensions.istio.io/v1alpha1/WasmPlugin":  {func() proto.Message { return &extensionsapi.WasmPlugin{} }, func() any { return &clientextensions.WasmPlugin{} }},
 		"networking.istio.io/v1/VirtualService":    {func() proto.Message { return &networkingapi.VirtualService{} }, func() any { return &clientnetworking.VirtualService{} }},
 		"security.istio.io/v1/AuthorizationPolicy": {func() proto.Message { return &securityapi.AuthorizationPolicy{} }, func() any { return &clientsecurity.AuthorizationPolicy{} }},
+		"security.istio.io/v1/PeerAuthentication":  {func() proto.Message { return &securityapi.PeerAuthentication{} }, func() any { return &clientsecurity.PeerAuthentication{} }},
+		"networking.istio.io/v1/Gateway":           {func() proto.Message { return &networkingapi.Gateway{} }, func() any { return &clientnetworking.Gateway{} }},
 	}
 	mk, ok := istio[key]
 	if !ok {
