@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"math"
 	"net/url"
 	"sort"
@@ -402,5 +401,3 @@ func (r *renderer) hosts() (routeHosts []string, authHost string) {
 	}
 	return routeHosts, authHost
 }
-
-func quoted(s string) string { return fmt.Sprintf("%q", s) }

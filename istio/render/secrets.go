@@ -77,6 +77,11 @@ func configMapData(cfg *config.Config, raw []byte, keys []secretKey) ([]byte, er
 			setScalar(st, "path", dataDir+"/"+path.Base(cfg.Storage.Path))
 		case "postgres":
 			if v := mapValue(st, "dsn"); v != nil {
+				if strings.HasPrefix(v.Value, "postgres") && strings.Contains(v.Value, "://") {
+					if _, err := url.Parse(v.Value); err != nil {
+						return nil, &Error{Key: "storage.dsn", Msg: "not a valid URL, so its password could not be kept out of the ConfigMap"}
+					}
+				}
 				v.Value = stripDSNPassword(v.Value)
 			}
 		}
