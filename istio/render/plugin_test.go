@@ -207,6 +207,12 @@ func TestModule_DecidesWithTheRenderedConfiguration(t *testing.T) {
 		t.Fatalf("a denied tool reached the upstream or was not refused: %d %s", w.Code, w.Body)
 	}
 	t.Logf("denied tool: %d %s", w.Code, w.Body)
+	// Evidence for docs/filter.md: how often the Go scheduler calls poll_oneoff while the
+	// module serves requests (an old proxy-wasm host fails the VM on the first call).
+	for range 300 {
+		call(tok, toolCall("search"))
+	}
+	t.Logf("poll_oneoff calls after 304 requests: %d", h.PollOneoffCalls())
 	other := seedUser(t, st, "mallory@evil.example")
 	upstream.body = ""
 	if w := call(other, toolCall("search")); w.Code != http.StatusForbidden || upstream.body != "" {
