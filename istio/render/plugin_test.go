@@ -194,6 +194,16 @@ func TestModule_DecidesWithTheRenderedConfiguration(t *testing.T) {
 	if w := call("", toolCall("search")); w.Code != http.StatusUnauthorized || !strings.Contains(w.Header().Get("WWW-Authenticate"), "https://mcp.example.com/.well-known/oauth-protected-resource/tools") {
 		t.Fatalf("no token: %d %q", w.Code, w.Header().Get("WWW-Authenticate"))
 	}
+	// A gateway path passes the filter untouched; the rendered routing sends it to the token
+	// service (TestRouting_…).
+	reached := false
+	gw := h.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached = true }), nil)
+	r := httptest.NewRequest(http.MethodGet, "https://mcp.example.com/.well-known/oauth-protected-resource/tools", nil)
+	r.TLS = &tls.ConnectionState{}
+	gw.ServeHTTP(httptest.NewRecorder(), r)
+	if !reached {
+		t.Fatal("the filter stopped a gateway path")
+	}
 	if w := call("not-a-token", toolCall("search")); w.Code != http.StatusUnauthorized {
 		t.Fatalf("unknown token: %d", w.Code)
 	}

@@ -1,0 +1,91 @@
+package render
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	extensionsapi "istio.io/api/extensions/v1alpha1"
+	securityapi "istio.io/api/security/v1beta1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TestRender_ObjectsCarryTheSecuritySettings reads the decoded objects: the WasmPlugin's
+// pinning, phase and fail strategy; the token service's non-root, read-only container, probes
+// and Secret references; the Service's two ports; the AuthorizationPolicy of the check port.
+func TestRender_ObjectsCarryTheSecuritySettings(t *testing.T) {
+	t.Parallel()
+	files := renderExample(t, Options{})
+	all := append(decodeAll(t, files[FileWasmPlugin]), decodeAll(t, files[FileTokenService])...)
+	all = append(all, decodeAll(t, files[FileAuthz])...)
+	seen := map[string]bool{}
+	for _, d := range all {
+		seen[d.Kind] = true
+		switch o := d.Obj.(type) {
+		case *extensionsapi.WasmPlugin:
+			digest := strings.TrimPrefix(exampleDigest, "sha256:")
+			if o.GetUrl() != "oci://"+DefaultModuleImage+"@sha256:"+digest || o.GetSha256() != digest {
+				t.Errorf("WasmPlugin url %q sha256 %q", o.GetUrl(), o.GetSha256())
+			}
+			if o.GetPhase() != extensionsapi.PluginPhase_AUTHN || o.GetFailStrategy() != extensionsapi.FailStrategy_FAIL_CLOSE {
+				t.Errorf("WasmPlugin phase %v failStrategy %v", o.GetPhase(), o.GetFailStrategy())
+			}
+			if o.GetSelector().GetMatchLabels()["istio"] != "ingressgateway" || len(o.GetTargetRefs()) != 0 {
+				t.Errorf("WasmPlugin selector %v targetRefs %v", o.GetSelector(), o.GetTargetRefs())
+			}
+		case *appsv1.Deployment:
+			ps := o.Spec.Template.Spec
+			c := ps.Containers[0]
+			sc := c.SecurityContext
+			if sc == nil || !*sc.RunAsNonRoot || *sc.RunAsUser != 65532 || !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation || !slices.Contains(sc.Capabilities.Drop, "ALL") {
+				t.Errorf("container security context %+v", sc)
+			}
+			if ps.SecurityContext == nil || *ps.SecurityContext.RunAsUser != 65532 || ps.SecurityContext.SeccompProfile == nil {
+				t.Errorf("pod security context %+v", ps.SecurityContext)
+			}
+			if c.LivenessProbe.HTTPGet.Path != "/healthz" || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
+				t.Errorf("probes %s %s", c.LivenessProbe.HTTPGet.Path, c.ReadinessProbe.HTTPGet.Path)
+			}
+			var env []string
+			for _, e := range c.Env {
+				if e.Value != "" || e.ValueFrom.SecretKeyRef.Name != "mcp-gateway-tokensvc" {
+					t.Errorf("env %s is not a reference to the Secret", e.Name)
+				}
+				env = append(env, e.Name)
+			}
+			if !slices.Equal(env, []string{"SHARED_SECRET", "COOKIE_SECRET", "IDP_CLIENT_SECRET"}) {
+				t.Errorf("env %v", env)
+			}
+			if *o.Spec.Replicas != 2 || o.Spec.Template.Annotations["mcp-gateway/config-sha256"] == "" {
+				t.Errorf("replicas %d annotations %v", *o.Spec.Replicas, o.Spec.Template.Annotations)
+			}
+		case *corev1.Service:
+			var ports []int32
+			for _, p := range o.Spec.Ports {
+				ports = append(ports, p.Port)
+			}
+			if !slices.Equal(ports, []int32{8480, 8481}) {
+				t.Errorf("service ports %v", ports)
+			}
+		case *corev1.ConfigMap:
+			cfg := o.Data["gateway.yaml"]
+			for _, k := range []string{"shared_secret", "cookie_secret", "idp_client_secret"} {
+				if strings.Contains(cfg, k+":") {
+					t.Errorf("the ConfigMap sets %s", k)
+				}
+			}
+		case *securityapi.AuthorizationPolicy:
+			r := o.GetRules()[0]
+			if o.GetAction() != securityapi.AuthorizationPolicy_DENY || !slices.Equal(r.GetTo()[0].GetOperation().GetPorts(), []string{"8481"}) ||
+				!slices.Equal(r.GetFrom()[0].GetSource().GetNotPrincipals(), []string{"cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account"}) {
+				t.Errorf("AuthorizationPolicy %v", o)
+			}
+		}
+	}
+	for _, k := range []string{"WasmPlugin", "ServiceAccount", "ConfigMap", "Deployment", "Service", "AuthorizationPolicy"} {
+		if !seen[k] {
+			t.Errorf("no %s", k)
+		}
+	}
+}
