@@ -122,7 +122,7 @@ func providers() map[string]Provider {
 		},
 		"google": {
 			Name: "google", Protocol: ProtocolOIDC, Issuer: "https://accounts.google.com",
-			Claims:        standardClaims,
+			Claims:        ClaimNames{Subject: "sub", Email: "email", Name: "name"},
 			RequestParams: map[string]string{"prompt": "select_account consent"},
 			RefreshFix:    "Google refreshes only with access_type=offline: set idp_request_params to {prompt: select_account consent, access_type: offline} (and drop offline_access from idp_scopes if Google refuses it)",
 			GroupsHint:    "Google sends no groups claim",
