@@ -15,7 +15,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/tokensvc/idp/githubtest"
@@ -252,9 +254,15 @@ func hasRecordAllowed(records, user, reason string) bool {
 // logs.
 func startProviderGateway(t *testing.T, cfg *config.Config, records, logs io.Writer, ls ...net.Listener) {
 	t.Helper()
+	startProviderGatewayAt(t, cfg, time.Now, records, logs, ls...)
+}
+
+// startProviderGatewayAt is startProviderGateway with the token service's clock.
+func startProviderGatewayAt(t *testing.T, cfg *config.Config, now func() time.Time, records, logs io.Writer, ls ...net.Listener) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	logger := slog.New(gateway.RecordHandler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}), records))
-	ts, err := server.New(ctx, cfg, server.WithLogger(logger))
+	ts, err := server.New(ctx, cfg, server.WithLogger(logger), server.WithClock(now))
 	if err != nil {
 		cancel()
 		t.Fatalf("token service: %v", err)
@@ -301,4 +309,72 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestProviders_DownProviderAnswers503UntilBack: GitHub (the test server) is down when the
+// service starts, comes back, and goes down again later. The service keeps running; while the
+// provider is down, sign-in answers the 503 page (not a redirect to a provider that does not
+// answer), and once it is back sign-in works again.
+func TestProviders_DownProviderAnswers503UntilBack(t *testing.T) {
+	everything := harness.StartEverythingServer(t)
+	secretValue := rand.Text()
+	gh := githubtest.New(t, githubtest.Options{ClientID: "gateway-e2e", ClientSecret: secretValue, RedirectURI: harness.DefaultRedirectURI})
+	gh.SetDown(true)
+	authL, mcpL := listen(t, "127.0.0.1"), listen(t, "127.0.0.1")
+	authURL, mcpOrigin := "http://"+authL.Addr().String(), "http://"+mcpL.Addr().String()
+	key := func() string {
+		b := make([]byte, 32)
+		rand.Read(b)
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+runtime_flags: {mcp: true}
+authenticate_service_url: %s
+shared_secret: %s
+cookie_secret: %s
+idp_provider: github
+idp_provider_url: %s
+idp_client_id: gateway-e2e
+idp_client_secret: %s
+storage: {type: memory}
+routes:
+  - from: %s/mcp
+    to: %s
+    policy: {allow: {and: [{groups: {has: acme/engineering}}]}}
+    mcp: {server: {}}
+`, authURL, key(), key(), gh.URL, secretValue, mcpOrigin, everything)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offset atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	logs := &lockedBuffer{}
+	startProviderGatewayAt(t, cfg, now, io.Discard, logs, authL, mcpL)
+	signIn := func() *harness.ClientResult {
+		res, _ := harness.RunTSClient(t, harness.ClientOptions{URL: mcpOrigin + "/mcp", Tool: "test_simple_text", NoRefresh: true})
+		return res
+	}
+	unavailable := func(when string, res *harness.ClientResult) {
+		t.Helper()
+		if res.OK || !strings.Contains(res.Error, "answered 503") || !strings.Contains(res.Error, "<title>Sign-in is unavailable</title>") {
+			t.Fatalf("%s: %+v", when, res)
+		}
+		if slices.ContainsFunc(res.Browser, func(l string) bool { return strings.Contains(l, gh.URL) }) {
+			t.Errorf("%s: the browser was sent to the provider that is down:\n%s", when, strings.Join(res.Browser, "\n"))
+		}
+	}
+	unavailable("down at start-up", signIn())
+	gh.SetDown(false)
+	offset.Add(int64(3 * time.Second)) // past the retry interval
+	if res := signIn(); !res.OK {
+		t.Fatalf("provider back: %+v\nlogs: %s", res, logs)
+	}
+	gh.SetDown(true)
+	offset.Add(int64(11 * time.Second)) // past the health interval
+	unavailable("down later", signIn())
+	gh.SetDown(false)
+	offset.Add(int64(3 * time.Second))
+	if res := signIn(); !res.OK {
+		t.Fatalf("provider back again: %+v", res)
+	}
 }
