@@ -29,6 +29,8 @@ func TestParse_StrictBooleansFlagsSuggestionsAndEnv(t *testing.T) {
 		{"provider from env names it", validBase, map[string]string{"IDP_PROVIDER": "keycloak"}, `(the value comes from the environment variable IDP_PROVIDER)`},
 		{"scope from env names it", validBase, map[string]string{"IDP_SCOPES": `openid,"x"`}, `idp_scopes[1]: invalid scope "\"x\"" (the value comes from the environment variable IDP_SCOPES)`},
 		{"url from env names it", validBase, map[string]string{"IDP_PROVIDER_URL": "http://idp.example.com"}, `idp_provider_url: plain http is accepted only for loopback hosts; use https (the value comes from the environment variable IDP_PROVIDER_URL)`},
+		{"policy boolean spelled yes", strings.Replace(validBase, "mcp: {server: {}}", "mcp: {server: {}}\n    policy: {allow: {and: [{authenticated_user: yes}]}}", 1), nil, `policy.allow.and[0].authenticated_user: wrong type`},
+		{"policy boolean quoted", strings.Replace(validBase, "mcp: {server: {}}", "mcp: {server: {}}\n    policy: {allow: {and: [{authenticated_user: \"true\"}]}}", 1), nil, `policy.allow.and[0].authenticated_user: wrong type`},
 		{"params from env", validBase, map[string]string{"IDP_REQUEST_PARAMS": `{"prompt": 1}`}, `IDP_REQUEST_PARAMS: want a JSON object of string values`},
 		{"azure needs its tenant", strings.Replace(validBase, "idp_provider: oidc\nidp_provider_url: https://idp.example.com", "idp_provider: azure", 1), nil, `idp_provider_url: is required for idp_provider "azure": the issuer of your azure, such as https://login.microsoftonline.com/<tenant-id>/v2.0 (there is no default tenant`},
 		{"github enterprise origin", strings.Replace(validBase, "idp_provider: oidc\nidp_provider_url: https://idp.example.com", "idp_provider: github\nidp_provider_url: https://ghe.example.com/api/v3", 1), nil, `idp_provider_url: for github give the origin of GitHub Enterprise Server`},
@@ -97,6 +99,26 @@ func FuzzSuggestion(f *testing.F) {
 		out := suggestion(s, []string{"mcp", "idp_provider", "routes"})
 		if out != "" && !strings.HasPrefix(out, "; did you mean ") {
 			t.Fatalf("suggestion %q", out)
+		}
+	})
+}
+
+// FuzzParse feeds configurations to Parse: it must return a configuration or an *Error, never
+// panic, whatever the YAML.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(validBase))
+	f.Add([]byte(strings.Replace(validBase, "{mcp: true}", "{mcp: yes, mpc: on}", 1)))
+	f.Add([]byte(validBase + "idp_provier: x\nstorage: {type: sqlite, path: a/b.db}\n"))
+	f.Add([]byte("runtime_flags: &a {mcp: *a}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(data, func(k string) (string, bool) { return "", k == "IDP_PROVIDER" })
+		if err == nil && c == nil {
+			t.Fatal("nil configuration without an error")
+		}
+		if err != nil {
+			if _, ok := err.(*Error); !ok {
+				t.Fatalf("error of type %T: %v", err, err)
+			}
 		}
 	})
 }
