@@ -343,3 +343,31 @@ func FuzzCheckTemplateIssuer(f *testing.F) {
 		}
 	})
 }
+
+// Azure's groups overage: no groups claim but _claim_names.groups; the sign-in works, the user
+// has no groups, and a warning says why.
+func TestAzure_GroupsOverageIsLogged(t *testing.T) {
+	t.Parallel()
+	p := newFakeProvider(t)
+	p.iss = p.srv.URL + "/t1/v2.0"
+	p.claims["tid"] = "t1"
+	p.mutate = func(c map[string]any) {
+		delete(c, "groups")
+		c["_claim_names"] = map[string]any{"groups": "src1"}
+		c["_claim_sources"] = map[string]any{"src1": map[string]any{"endpoint": "https://graph.microsoft.com/v1.0/users/x/getMemberObjects"}}
+	}
+	var logs syncBuffer
+	c, err := New(context.Background(), providerConfig("azure", p.iss), p.srv.Client(), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := oauth2.GenerateVerifier()
+	code := signIn(t, c.(*OIDC), p, "alice", "n", v)
+	id, _, err := c.Exchange(context.Background(), code, v, "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(id.Groups) != 0 || !strings.Contains(logs.String(), "groups overage") {
+		t.Errorf("groups %q, log %s", id.Groups, logs.String())
+	}
+}

@@ -1,10 +1,12 @@
 package session
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/idp"
@@ -107,4 +109,24 @@ func mustQuery(t *testing.T, raw, key string) string {
 		t.Fatalf("no %s in %s", key, raw)
 	}
 	return u.Query().Get(key)
+}
+
+// Apple names the user only at the first sign-in: a re-validation whose identity has no name
+// keeps the stored one (and its claim).
+func TestRevalidate_KeepsTheNameTheProviderNoLongerSends(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := signedInSession(t, e)
+	if s.Name != "Alice" {
+		t.Fatalf("signed in as %q", s.Name)
+	}
+	e.clock.add(2 * time.Hour)
+	e.idp.RefreshIdentity = idp.Identity{Subject: "alice", Email: "alice@example.com", Claims: map[string]any{"sub": "alice"}}
+	if _, err := e.m.Revalidate(context.Background(), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	stored := mustSession(t, e.store, s.ID)
+	if stored.Name != "Alice" || !strings.Contains(string(stored.Claims), `"name":"Alice"`) {
+		t.Errorf("name %q, claims %s", stored.Name, stored.Claims)
+	}
 }
