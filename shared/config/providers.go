@@ -48,6 +48,10 @@ type Provider struct {
 	// NoRefreshToken says the provider never issues a refresh token (github): sessions are
 	// re-validated with the stored access token instead.
 	NoRefreshToken bool
+	// RefreshWithoutScope says the provider issues refresh tokens without the offline_access
+	// scope (apple, cognito, gitlab): a sign-in without one is then worth a warning whatever
+	// the scopes.
+	RefreshWithoutScope bool
 	// RefreshFix is what to change when a sign-in returns no refresh token although
 	// offline_access was requested: the warning logged at sign-in names it.
 	RefreshFix string
@@ -81,9 +85,9 @@ func providers() map[string]Provider {
 			Name: "apple", Protocol: ProtocolOIDC, Issuer: "https://appleid.apple.com",
 			Claims:        ClaimNames{Subject: "sub", Email: "email"},
 			RequestParams: map[string]string{"response_mode": "form_post"}, MergeRequestParams: true,
-			NameFromUserParam: true,
-			RefreshFix:        "Apple returns a refresh token on every code redemption; check that the client secret JWT is valid and not expired",
-			GroupsHint:        "Apple sends no groups",
+			NameFromUserParam: true, RefreshWithoutScope: true,
+			RefreshFix: "Apple returns a refresh token on every code redemption; check that the client secret JWT is valid and not expired",
+			GroupsHint: "Apple sends no groups",
 		},
 		"auth0": {
 			Name: "auth0", Protocol: ProtocolOIDC, IssuerExample: "https://<tenant>.<region>.auth0.com/",
@@ -102,9 +106,9 @@ func providers() map[string]Provider {
 		"cognito": {
 			Name: "cognito", Protocol: ProtocolOIDC, IssuerExample: "https://cognito-idp.<region>.amazonaws.com/<user-pool-id>",
 			Claims:          ClaimNames{Subject: "sub", Email: "email", Name: "name", Groups: "cognito:groups"},
-			NoOfflineAccess: true,
-			RefreshFix:      "Cognito returns a refresh token only to an app client with the refresh token flow (ALLOW_REFRESH_TOKEN_AUTH) enabled",
-			GroupsHint:      "Cognito sends user pool groups as cognito:groups; nothing to set",
+			NoOfflineAccess: true, RefreshWithoutScope: true,
+			RefreshFix: "Cognito returns a refresh token only to an app client with the refresh token flow (ALLOW_REFRESH_TOKEN_AUTH) enabled",
+			GroupsHint: "Cognito sends user pool groups as cognito:groups; nothing to set",
 		},
 		"github": {
 			Name: "github", Protocol: ProtocolGitHub, Issuer: GitHubIssuer,
@@ -116,7 +120,7 @@ func providers() map[string]Provider {
 		},
 		"gitlab": {
 			Name: "gitlab", Protocol: ProtocolOIDC, Issuer: "https://gitlab.com",
-			Claims:     standardClaims,
+			Claims: standardClaims, RefreshWithoutScope: true,
 			RefreshFix: "GitLab issues refresh tokens to every application; check the application's scopes include openid",
 			GroupsHint: "GitLab sends groups at userinfo for the openid scope; nothing to set",
 		},

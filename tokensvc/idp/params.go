@@ -81,8 +81,12 @@ func (c *OIDC) warnings(ctx context.Context, tok *oauth2.Token, claims map[strin
 	}
 }
 
-// wantsRefreshToken reports whether the sign-in asked for a refresh token.
+// wantsRefreshToken reports whether the sign-in asked for a refresh token, or is at a
+// provider that issues one without being asked.
 func (c *OIDC) wantsRefreshToken() bool {
+	if c.provider.RefreshWithoutScope {
+		return true
+	}
 	for _, s := range c.scopes {
 		if s == "offline_access" {
 			return true

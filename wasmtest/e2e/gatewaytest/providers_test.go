@@ -189,6 +189,16 @@ routes:
 		t.Errorf("the browser did not go to the provider's authorization endpoint under %s:\n%s", providerURL, strings.Join(res.Browser, "\n"))
 	}
 
+	// Cognito is asked for no offline_access and issues no refresh token here: the sign-in
+	// warns with its fix. Every other OpenID provider here returned one: no warning.
+	warned := strings.Contains(logs.String(), "issued no refresh token")
+	if want := p.name == "cognito"; warned != want {
+		t.Errorf("no-refresh-token warning: %v, want %v", warned, want)
+	}
+	if warned && !strings.Contains(logs.String(), "ALLOW_REFRESH_TOKEN_AUTH") {
+		t.Errorf("the warning does not name cognito's fix:\n%s", logs.String())
+	}
+
 	// The groups policy: alice in where the provider sends groups, bob out everywhere.
 	res = run("alice", "/groups")
 	if p.group != "" {
