@@ -51,6 +51,9 @@ type Config struct {
 	// Notes are what Load changed that the operator should read in the log (a relative
 	// storage.path resolved against the configuration file's folder).
 	Notes []string `yaml:"-"`
+	// storagePathDefaulted says storage.path was not written: the default stays in the
+	// working directory.
+	storagePathDefaulted bool
 }
 
 // Storage selects a store backend.

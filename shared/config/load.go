@@ -242,6 +242,7 @@ func (c *Config) setDefaults() {
 	}
 	if c.Storage.Type == "sqlite" && c.Storage.Path == "" {
 		c.Storage.Path = DefaultSQLitePath
+		c.storagePathDefaulted = true
 	}
 	ts := &c.TokenService
 	setStr(&ts.Address, DefaultAddress)

@@ -151,12 +151,13 @@ func nameEnvSources(err error, env LookupEnv) error {
 	return e
 }
 
-// resolveStoragePath makes a relative SQLite storage.path relative to the folder of the
-// configuration file at configPath, not to the working directory of whoever starts the
+// resolveStoragePath makes a relative SQLite storage.path written in the configuration
+// relative to the folder of the configuration file at configPath (the default, gateway.db,
+// stays in the working directory), not to the working directory of whoever starts the
 // service, and returns a note saying so ("" when nothing changed).
 func (c *Config) resolveStoragePath(configPath string) string {
 	p := c.Storage.Path
-	if c.Storage.Type != "sqlite" || p == "" || filepath.IsAbs(p) || p == ":memory:" || strings.HasPrefix(p, "file:") {
+	if c.Storage.Type != "sqlite" || p == "" || c.storagePathDefaulted || filepath.IsAbs(p) || p == ":memory:" || strings.HasPrefix(p, "file:") {
 		return ""
 	}
 	dir, err := filepath.Abs(filepath.Dir(configPath))

@@ -82,6 +82,12 @@ func TestLoad_RelativeStoragePathIsResolvedAgainstTheConfigFolder(t *testing.T) 
 	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], `storage.path "data/gw.db" is relative`) {
 		t.Errorf("notes = %q", c.Notes)
 	}
+	if err := os.WriteFile(path, []byte(validBase), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Load(path); err != nil || c.Storage.Path != DefaultSQLitePath || len(c.Notes) != 0 {
+		t.Errorf("default path: %v %q %q", err, c.Storage.Path, c.Notes)
+	}
 	abs := filepath.Join(dir, "abs.db")
 	if err := os.WriteFile(path, []byte(validBase+"storage: {type: sqlite, path: "+abs+"}\n"), 0o600); err != nil {
 		t.Fatal(err)
