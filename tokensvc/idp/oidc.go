@@ -223,6 +223,7 @@ func (c *OIDC) Exchange(ctx context.Context, code, pkceVerifier, nonce string) (
 	if err != nil {
 		return Identity{}, Tokens{}, fmt.Errorf("exchange code: %w", c.health.seen(classify(err)))
 	}
+	c.health.seen(nil)
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
 		return Identity{}, Tokens{}, fmt.Errorf("exchange code: %w: the token response has no id_token", ErrInvalidResponse)
@@ -271,6 +272,7 @@ func (c *OIDC) Refresh(ctx context.Context, t Tokens) (Identity, Tokens, error) 
 	if err != nil {
 		return Identity{}, Tokens{}, fmt.Errorf("refresh: %w", c.health.seen(classify(err)))
 	}
+	c.health.seen(nil)
 	claims := map[string]any{}
 	subject := ""
 	raw, _ := tok.Extra("id_token").(string)
