@@ -388,3 +388,69 @@ routes:
 		t.Fatalf("provider back again: %+v", res)
 	}
 }
+
+// TestProviders_OIDCProviderDownAnswers503UntilBack is the same for an OpenID provider
+// (oidc-provider, okta's issuer shape): down before the first discovery, back, down again
+// later, back.
+func TestProviders_OIDCProviderDownAnswers503UntilBack(t *testing.T) {
+	everything := harness.StartEverythingServer(t)
+	idpProc := harness.StartIDP(t, harness.IDPOptions{IssuerPath: "/oauth2/default"})
+	idpProc.SetDown(t, true)
+	authL, mcpL := listen(t, "127.0.0.1"), listen(t, "127.0.0.1")
+	authURL, mcpOrigin := "http://"+authL.Addr().String(), "http://"+mcpL.Addr().String()
+	key := func() string {
+		b := make([]byte, 32)
+		rand.Read(b)
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+runtime_flags: {mcp: true}
+authenticate_service_url: %s
+shared_secret: %s
+cookie_secret: %s
+idp_provider: okta
+idp_provider_url: %s
+idp_client_id: %s
+idp_client_secret: %s
+storage: {type: memory}
+routes:
+  - from: %s/mcp
+    to: %s
+    policy: {allow: {and: [{authenticated_user: true}]}}
+    mcp: {server: {}}
+`, authURL, key(), key(), idpProc.Issuer, idpProc.ClientID, idpProc.ClientSecret, mcpOrigin, everything)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offset atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	logs := &lockedBuffer{}
+	startProviderGatewayAt(t, cfg, now, io.Discard, logs, authL, mcpL)
+	signIn := func() *harness.ClientResult {
+		res, _ := harness.RunTSClient(t, harness.ClientOptions{URL: mcpOrigin + "/mcp", Tool: "test_simple_text", NoRefresh: true})
+		return res
+	}
+	unavailable := func(when string, res *harness.ClientResult) {
+		t.Helper()
+		if res.OK || !strings.Contains(res.Error, "answered 503") || !strings.Contains(res.Error, "<title>Sign-in is unavailable</title>") {
+			t.Fatalf("%s: %+v", when, res)
+		}
+		if slices.ContainsFunc(res.Browser, func(l string) bool { return strings.Contains(l, idpProc.Issuer) }) {
+			t.Errorf("%s: the browser was sent to the provider that is down:\n%s", when, strings.Join(res.Browser, "\n"))
+		}
+	}
+	unavailable("down at start-up", signIn())
+	idpProc.SetDown(t, false)
+	offset.Add(int64(3 * time.Second))
+	if res := signIn(); !res.OK {
+		t.Fatalf("provider back: %+v\nlogs: %s", res, logs)
+	}
+	idpProc.SetDown(t, true)
+	offset.Add(int64(11 * time.Second))
+	unavailable("down later", signIn())
+	idpProc.SetDown(t, false)
+	offset.Add(int64(3 * time.Second))
+	if res := signIn(); !res.OK {
+		t.Fatalf("provider back again: %+v", res)
+	}
+}

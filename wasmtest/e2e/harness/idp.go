@@ -204,6 +204,17 @@ func (p *IDP) LoginAs(t testing.TB, sub string) {
 	p.hook(t, "login-as", sub)
 }
 
+// SetDown makes every endpoint of the provider but the test hooks answer 503 (down), or serve
+// again (up).
+func (p *IDP) SetDown(t testing.TB, down bool) {
+	t.Helper()
+	op := "up"
+	if down {
+		op = "down"
+	}
+	p.hook(t, op, "")
+}
+
 func (p *IDP) hook(t testing.TB, op, sub string) {
 	t.Helper()
 	if err := p.callHook(op, sub); err != nil {

@@ -47,6 +47,8 @@
 //   /test/enable    undoes disable (grants stay revoked).
 //   /test/revoke    revokes the account's grants only (refresh gives invalid_grant).
 //   /test/login-as  the automatic login picks this user from now on.
+//   /test/down, /test/up (no sub)  every other endpoint answers 503 (the provider is down), or
+//                   serves again.
 // GET /test/state returns the users, who is disabled and who logs in.
 //
 // Prints "READY http://127.0.0.1:<port>" on stdout once it accepts connections; logs go to stderr.
@@ -96,6 +98,7 @@ for (const u of cfg.users ?? [{
 }
 if (users.size === 0) fail('users must not be empty');
 const disabled = new Set();
+let providerDown = false;
 let loginAs = users.keys().next().value;
 const grantsByAccount = new Map(); // accountId -> Set of grant ids
 const sessionsByAccount = new Map(); // accountId -> Set of session ids
@@ -372,6 +375,11 @@ async function handleTest(req, res, url) {
     send(res, 405, { error: 'method_not_allowed' });
     return;
   }
+  if (op === 'down' || op === 'up') {
+    providerDown = op === 'down';
+    send(res, 200, { down: providerDown });
+    return;
+  }
   const sub = url.searchParams.get('sub') ?? '';
   if (!users.has(sub)) {
     send(res, 404, { error: 'unknown_user', sub });
@@ -451,6 +459,10 @@ server.on('request', (req, res) => {
   }
   if (url.pathname.startsWith('/test/')) {
     guard(handleTest(req, res, url));
+    return;
+  }
+  if (providerDown) {
+    send(res, 503, { error: 'temporarily_unavailable', error_description: 'the provider is down (test hook)' });
     return;
   }
   dropSelectAccount(req, url);
