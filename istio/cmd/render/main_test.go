@@ -94,16 +94,24 @@ func TestRun_RefusalsExit2NamingTheKey(t *testing.T) {
 	}
 }
 
-func TestRun_EnvoyOnlyRendersTheQuickStart(t *testing.T) {
+func TestRun_EnvoyOnly(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"-config", "../../../examples/gateway.yaml", "-o", out, "-envoy-only"}, noEnv, &stdout, &stderr); code != 0 {
+	if code := run([]string{"-config", "../../examples/gateway.yaml", "-o", out, "-envoy-only"}, lookup, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	got, _ := os.ReadFile(filepath.Join(out, "envoy.yaml"))
-	want, _ := os.ReadFile(filepath.Join("..", "..", "render", "testdata", "golden", "quickstart-envoy.yaml"))
+	want, _ := os.ReadFile(filepath.Join("..", "..", "render", "testdata", "golden", "example-envoy.yaml"))
 	if !bytes.Equal(got, want) {
-		t.Error("envoy.yaml differs from the golden quick-start bootstrap")
+		t.Error("envoy.yaml differs from the golden example bootstrap")
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 1 {
+		t.Errorf("-envoy-only wrote %d files", len(entries))
+	}
+	// The quick start (not an Istio configuration) renders for Envoy too.
+	out = t.TempDir()
+	if code := run([]string{"-config", "../../../examples/gateway.yaml", "-o", out, "-envoy-only"}, noEnv, &stdout, &stderr); code != 0 {
+		t.Fatalf("quick start: exit %d: %s", code, stderr.String())
 	}
 }

@@ -24,10 +24,14 @@
 //     sub, email, email_verified, name, groups (in the ID token and at userinfo), refresh tokens
 //     for offline_access (prompt=consent is added when missing) rotated on every use, and test
 //     hooks: [IDP.Disable] (refresh gives invalid_grant, sign-in gives access_denied),
-//     [IDP.Revoke], [IDP.Enable], [IDP.LoginAs]. Loopback redirect URIs of static clients match
-//     any port (RFC 8252 section 7.3), so http://127.0.0.1/callback/path can be registered before
+//     [IDP.Revoke], [IDP.Enable], [IDP.LoginAs], [IDP.SetDown] (every endpoint answers 503).
+//     Loopback redirect URIs of static clients match any port (RFC 8252 section 7.3), so http://127.0.0.1/callback/path can be registered before
 //     the gateway's port is known. With IDPOptions.Registration and Resources it also acts as an
-//     MCP authorization server (dynamic registration, RFC 8707 JWT access tokens).
+//     MCP authorization server (dynamic registration, RFC 8707 JWT access tokens). IssuerPath,
+//     GroupsClaim, ScopeClaims and IDPUser.Claims play the built-in providers' issuers and
+//     claims (okta /oauth2/default, auth0's trailing slash, azure's tenant path and tid, cognito's
+//     cognito:groups, …); prompt=select_account is accepted (the automatic login is the account
+//     chooser), and form_post answers are a page whose form the TypeScript client submits.
 //   - [StartEverythingServer] builds (once per test binary, into wasmtest/e2e/.work/bin) and
 //     runs the Go SDK's conformance/everything-server with -stateless=false on a free loopback
 //     port and returns http://127.0.0.1:PORT/mcp.
