@@ -89,3 +89,27 @@ func TestRender_ObjectsCarryTheSecuritySettings(t *testing.T) {
 		}
 	}
 }
+
+// TestRender_GatewayAPIIngressAttachesToTheGateway: with Gateway API routing the ingress is the
+// proxy Istio deploys for the Gateway, so the plugin targets that Gateway in its namespace and
+// the check API admits the Gateway's service account.
+func TestRender_GatewayAPIIngressAttachesToTheGateway(t *testing.T) {
+	t.Parallel()
+	files := renderExample(t, Options{Routing: RoutingGatewayAPI, Gateway: "istio-ingress/public"})
+	for _, d := range append(decodeAll(t, files[FileWasmPlugin]), decodeAll(t, files[FileAuthz])...) {
+		switch o := d.Obj.(type) {
+		case *extensionsapi.WasmPlugin:
+			refs := o.GetTargetRefs()
+			if o.GetSelector() != nil || len(refs) != 1 || refs[0].GetKind() != "Gateway" || refs[0].GetName() != "public" {
+				t.Errorf("WasmPlugin selector %v targetRefs %v", o.GetSelector(), refs)
+			}
+		case *securityapi.AuthorizationPolicy:
+			if p := o.GetRules()[0].GetFrom()[0].GetSource().GetNotPrincipals(); !slices.Equal(p, []string{"cluster.local/ns/istio-ingress/sa/public-istio"}) {
+				t.Errorf("principals %v", p)
+			}
+		}
+	}
+	if !strings.Contains(string(files[FileWasmPlugin]), "namespace: istio-ingress") {
+		t.Error("the WasmPlugin is not in the Gateway's namespace")
+	}
+}

@@ -139,10 +139,14 @@ func (o *Options) principals() []string {
 		sort.Strings(p)
 		return p
 	}
-	switch o.Placement {
-	case PlacementIngress:
+	switch {
+	case o.Placement == PlacementIngress && o.Routing == RoutingGatewayAPI:
+		// Istio names the service account of a Gateway's proxy <gateway>-<class> ("istio").
+		ns, name, _ := strings.Cut(o.Gateway, "/")
+		return []string{o.TrustDomain + "/ns/" + ns + "/sa/" + name + "-istio"}
+	case o.Placement == PlacementIngress:
 		return []string{o.TrustDomain + "/ns/" + o.IngressNamespace + "/sa/" + o.IngressServiceAccount}
-	case PlacementWaypoint:
+	case o.Placement == PlacementWaypoint:
 		return []string{o.TrustDomain + "/ns/" + o.WorkloadNamespace + "/sa/" + o.Waypoint}
 	}
 	return []string{o.TrustDomain + "/ns/" + o.WorkloadNamespace + "/sa/*"}

@@ -145,6 +145,14 @@ func (r *renderer) wasmPlugin() (obj, error) {
 	case PlacementIngress:
 		ns = r.o.IngressNamespace
 		spec["selector"] = obj{"matchLabels": strMap(r.o.IngressSelector)}
+		if r.o.Routing == RoutingGatewayAPI {
+			// A Gateway API Gateway's proxy is deployed by Istio for that Gateway: the
+			// plugin attaches to it by reference, in its namespace.
+			gwNS, gwName, _ := strings.Cut(r.o.Gateway, "/")
+			ns = gwNS
+			delete(spec, "selector")
+			spec["targetRefs"] = []any{obj{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": gwName}}
+		}
 	case PlacementWaypoint:
 		spec["targetRefs"] = []any{obj{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": r.o.Waypoint}}
 	case PlacementSidecar:
