@@ -1,6 +1,8 @@
 package render
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +11,8 @@ import (
 	securityapi "istio.io/api/security/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mcpmesh/gateway/shared/config"
 )
 
 // TestRender_ObjectsCarryTheSecuritySettings reads the decoded objects: the WasmPlugin's
@@ -111,5 +115,65 @@ func TestRender_GatewayAPIIngressAttachesToTheGateway(t *testing.T) {
 	}
 	if !strings.Contains(string(files[FileWasmPlugin]), "namespace: istio-ingress") {
 		t.Error("the WasmPlugin is not in the Gateway's namespace")
+	}
+}
+
+// TestRender_UpstreamClientSecretIsMountedNotWritten: an upstream_oauth2 client secret becomes
+// a Secret key mounted as a file that the ConfigMap names; its value is in no rendered file,
+// and the configuration in the ConfigMap loads when the file is there.
+func TestRender_UpstreamClientSecretIsMountedNotWritten(t *testing.T) {
+	t.Parallel()
+	raw := strings.Replace(string(readExample(t, "gateway.yaml")), "routes:\n", `routes:
+  - name: GitHub
+    from: https://mcp.example.com/github
+    to: http://github-mcp.mcp-servers.svc.cluster.local:8080/mcp
+    mcp:
+      server:
+        upstream_oauth2:
+          client_id: gh-client
+          client_secret: upstream-secret-value-42
+          endpoint: {auth_url: https://github.com/login/oauth/authorize, token_url: https://github.com/login/oauth/access_token}
+`, 1)
+	files := renderConfig(t, []byte(raw), Options{})
+	for name, b := range files {
+		if strings.Contains(string(b), "upstream-secret-value-42") {
+			t.Errorf("%s holds the upstream client secret", name)
+		}
+	}
+	if !strings.Contains(string(files[FileSecrets]), "| `upstream-0-client-secret` | file `/etc/mcp-gateway/secrets/upstream-0-client-secret` |") {
+		t.Errorf("SECRETS.md:\n%s", files[FileSecrets])
+	}
+	var cm string
+	for _, d := range decodeAll(t, files[FileTokenService]) {
+		switch o := d.Obj.(type) {
+		case *corev1.ConfigMap:
+			cm = o.Data["gateway.yaml"]
+		case *appsv1.Deployment:
+			var found bool
+			for _, v := range o.Spec.Template.Spec.Volumes {
+				if v.Secret != nil && v.Secret.SecretName == "mcp-gateway-tokensvc" && len(v.Secret.Items) == 1 && v.Secret.Items[0].Key == "upstream-0-client-secret" {
+					found = true
+				}
+			}
+			if !found {
+				t.Error("the Secret key is not mounted")
+			}
+		}
+	}
+	if !strings.Contains(cm, "client_secret_file: /etc/mcp-gateway/secrets/upstream-0-client-secret") {
+		t.Fatalf("ConfigMap:\n%s", cm)
+	}
+	// Where the container mounts the Secret, the test writes the file.
+	dir := t.TempDir()
+	p := filepath.Join(dir, "upstream-0-client-secret")
+	if err := os.WriteFile(p, []byte("upstream-secret-value-42"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(strings.ReplaceAll(cm, "/etc/mcp-gateway/secrets/upstream-0-client-secret", p)), lookup(exampleEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Routes[0].MCP.Server.UpstreamOAuth2.ClientSecret; got != "upstream-secret-value-42" {
+		t.Errorf("the token service would read client secret %q", got)
 	}
 }
