@@ -33,7 +33,7 @@ func parseTokenService(cfg *config.Config) (tokenService, error) {
 	ts := cfg.TokenService
 	parts := strings.Split(ts.Cluster, "|")
 	if len(parts) != 4 || parts[0] != "outbound" || parts[2] != "" {
-		return t, &Error{Key: "token_service.cluster", Msg: fmt.Sprintf("in Istio the filter calls the token service through the outbound cluster outbound|<internal port>||<service>.<namespace>.svc.cluster.local, got %q", ts.Cluster)}
+		return t, &Error{Key: "token_service.cluster", Msg: fmt.Sprintf("in Istio the filter calls the token service through the outbound cluster outbound|<internal port>||<service>.<namespace>.svc.cluster.local, got %q (docs/istio.md; -envoy-only renders a plain Envoy bootstrap from this configuration)", ts.Cluster)}
 	}
 	port, err := strconv.Atoi(parts[1])
 	if err != nil || port <= 0 || port > 65535 {
