@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -175,5 +176,46 @@ func TestRender_UpstreamClientSecretIsMountedNotWritten(t *testing.T) {
 	}
 	if got := cfg.Routes[0].MCP.Server.UpstreamOAuth2.ClientSecret; got != "upstream-secret-value-42" {
 		t.Errorf("the token service would read client secret %q", got)
+	}
+}
+
+// TestRender_EnvironmentOverridesReachTheConfigMap: settings the environment gave when rendering
+// are written into the ConfigMap, so the pod's token service runs with the configuration the
+// plugin configuration came from.
+func TestRender_EnvironmentOverridesReachTheConfigMap(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"AUTHENTICATE_SERVICE_URL": "https://login.example.org", "IDP_SCOPES": "openid,email", "IDP_CLIENT_ID": "from-env"}
+	for k, v := range exampleEnv {
+		env[k] = v
+	}
+	raw := readExample(t, "gateway.yaml")
+	cfg, err := config.Parse(raw, lookup(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := Render(cfg, raw, Options{ModuleDigest: exampleDigest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if f.Name != FileTokenService {
+			continue
+		}
+		for _, d := range decodeAll(t, f.Data) {
+			cm, ok := d.Obj.(*corev1.ConfigMap)
+			if !ok {
+				continue
+			}
+			pod, err := config.Parse([]byte(cm.Data["gateway.yaml"]), lookup(exampleEnv)) // the pod has the secrets only
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pod.AuthenticateServiceURL != "https://login.example.org" || pod.IDPClientID != "from-env" || !slices.Equal(pod.IDPScopes, []string{"openid", "email"}) {
+				t.Errorf("the pod's configuration lost the overrides: %q %q %v", pod.AuthenticateServiceURL, pod.IDPClientID, pod.IDPScopes)
+			}
+			if !bytes.Equal(pod.PluginConfigJSON(), cfg.PluginConfigJSON()) {
+				t.Error("the pod's plugin configuration differs from the rendered one")
+			}
+		}
 	}
 }

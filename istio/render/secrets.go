@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -71,6 +72,7 @@ func configMapData(cfg *config.Config, raw []byte, keys []secretKey) ([]byte, er
 	for _, k := range []string{"shared_secret", "cookie_secret", "idp_client_secret", "idp_client_secret_file"} {
 		deleteKey(doc, k)
 	}
+	carryEnvironment(cfg, doc)
 	if st := mapValue(doc, "storage"); st != nil {
 		switch cfg.Storage.Type {
 		case "sqlite":
@@ -117,6 +119,52 @@ func configMapData(cfg *config.Config, raw []byte, keys []secretKey) ([]byte, er
 	}
 	_ = enc.Close()
 	return b.Bytes(), nil
+}
+
+// carryEnvironment writes into doc the settings the environment may have given when
+// rendering (AUTHENTICATE_SERVICE_URL, IDP_PROVIDER, IDP_PROVIDER_URL, IDP_CLIENT_ID,
+// IDP_SCOPES, IDP_REQUEST_PARAMS), so that the token service in the pod runs with the
+// configuration the plugin configuration was rendered from.
+func carryEnvironment(cfg *config.Config, doc *yaml.Node) {
+	for _, kv := range []struct{ key, value string }{
+		{"authenticate_service_url", cfg.AuthenticateServiceURL},
+		{"idp_provider", cfg.IDPProvider},
+		{"idp_provider_url", cfg.IDPProviderURL},
+		{"idp_client_id", cfg.IDPClientID},
+	} {
+		if v := mapValue(doc, kv.key); kv.value != "" && (v == nil || v.Value != kv.value) {
+			setScalar(doc, kv.key, kv.value)
+		}
+	}
+	if len(cfg.IDPScopes) > 0 {
+		seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, sc := range cfg.IDPScopes {
+			seq.Content = append(seq.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: sc})
+		}
+		setNode(doc, "idp_scopes", seq)
+	}
+	if cfg.IDPRequestParams != nil {
+		m := &yaml.Node{Kind: yaml.MappingNode}
+		keys := make([]string, 0, len(cfg.IDPRequestParams))
+		for k := range cfg.IDPRequestParams {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, &yaml.Node{Kind: yaml.ScalarNode, Value: cfg.IDPRequestParams[k], Style: yaml.DoubleQuotedStyle})
+		}
+		setNode(doc, "idp_request_params", m)
+	}
+}
+
+// setNode replaces (keeping its comments) or appends the value of key.
+func setNode(n *yaml.Node, key string, value *yaml.Node) {
+	if v := mapValue(n, key); v != nil {
+		value.HeadComment, value.LineComment, value.FootComment = v.HeadComment, v.LineComment, v.FootComment
+		*v = *value
+		return
+	}
+	n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, value)
 }
 
 // findSecrets reports a secret-like key with a value left in n.
