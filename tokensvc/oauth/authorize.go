@@ -219,10 +219,7 @@ func (s *Server) approvedInSession(ctx context.Context, sessionID, clientID stri
 func (s *Server) validateAuthParams(params url.Values, client store.Client, h *hosts.Host) (authRequest, string, string) {
 	var req authRequest
 	for name, vals := range params {
-		if len(vals) > 1 {
-			if name == "resource" {
-				return req, errInvalidTarget, "only one resource may be requested"
-			}
+		if len(vals) > 1 && name != "resource" { // several resource values must name one route
 			return req, errInvalidRequest, "parameter " + printable(name) + " is repeated"
 		}
 	}
@@ -259,9 +256,9 @@ func (s *Server) validateAuthParams(params url.Values, client store.Client, h *h
 	}
 	req.CodeChallenge = challenge
 	if params.Has("resource") {
-		res, ok := resolveResource(h, params.Get("resource"))
-		if !ok {
-			return req, errInvalidTarget, "resource is not an MCP server of this host"
+		res, oerr := resolveResources(h, params["resource"])
+		if oerr != nil {
+			return req, oerr.code, oerr.description
 		}
 		req.Resource = res
 	}
@@ -269,20 +266,8 @@ func (s *Server) validateAuthParams(params url.Values, client store.Client, h *h
 	if !ok {
 		return req, errInvalidScope, "scope is malformed"
 	}
-	req.Scope = strings.Join(grantableScopes(scopes), " ")
+	req.Scope = grantScope(scopes, client)
 	return req, "", ""
-}
-
-// grantableScopes returns the requested scopes this server grants, in the
-// order requested; others are ignored (RFC 6749 §3.3).
-func grantableScopes(requested []string) []string {
-	var out []string
-	for _, sc := range requested {
-		if slices.Contains(supportedScopes, sc) {
-			out = append(out, sc)
-		}
-	}
-	return out
 }
 
 // consentAction is what a consent form submission asks for.

@@ -30,7 +30,7 @@ func TestToken_AuthorizationCodeFlowIssuesBoundTokens(t *testing.T) {
 	if h.Get("Content-Type") != "application/json" || h.Get("Cache-Control") != "no-store" || h.Get("Pragma") != "no-cache" {
 		t.Errorf("headers %v", h)
 	}
-	if tr.TokenType != "Bearer" || tr.ExpiresIn != 3600 || tr.AccessToken == "" || tr.RefreshToken == "" || tr.Scope != "offline_access" {
+	if tr.TokenType != "Bearer" || tr.ExpiresIn != 3600 || tr.AccessToken == "" || tr.RefreshToken == "" || tr.Scope != "mcp offline_access" {
 		t.Fatalf("response %+v", tr)
 	}
 	ctx := context.Background()
