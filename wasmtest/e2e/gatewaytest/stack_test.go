@@ -50,9 +50,9 @@ type stack struct {
 	// no path, on a host of its own, to the everything-server's origin (any signed-in user):
 	// its MCP URL is BareURL+"/mcp", deeper than the route's from.
 	BareURL string
-	Config                           *config.Config
-	Server                           *server.Server
-	Gateway                          *gateway.Gateway
+	Config  *config.Config
+	Server  *server.Server
+	Gateway *gateway.Gateway
 	// AppRequests records the requests the mcp.client backend received.
 	AppRequests chan *http.Request
 	clockOffset atomic.Int64
