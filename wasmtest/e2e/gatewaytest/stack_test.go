@@ -46,16 +46,17 @@ type stack struct {
 	// directly at SDKGoUpstream and SDKPythonUpstream.
 	SDKGoURL, SDKPythonURL           string
 	SDKGoUpstream, SDKPythonUpstream string
+	Config                           *config.Config
+	Server                           *server.Server
+	Gateway                          *gateway.Gateway
+	// AppRequests records the requests the mcp.client backend received.
+	AppRequests chan *http.Request
+	clockOffset atomic.Int64
+
 	// With stackOptions.BareOrigin: BareURL is the origin of an MCP server route whose from has
 	// no path, on a host of its own, to the everything-server's origin (any signed-in user):
 	// its MCP URL is BareURL+"/mcp", deeper than the route's from.
 	BareURL string
-	Config  *config.Config
-	Server  *server.Server
-	Gateway *gateway.Gateway
-	// AppRequests records the requests the mcp.client backend received.
-	AppRequests chan *http.Request
-	clockOffset atomic.Int64
 }
 
 // advance moves the token service's clock forward.
