@@ -121,7 +121,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 	req.SessionID = sess.ID
 	s.touchClient(ctx, client)
 
-	if client.Kind == store.ClientStatic {
+	if !s.showsConsent(client) {
 		s.issueCode(w, r, req, sess)
 		return
 	}
@@ -155,7 +155,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 	}
 	renderConsent(w, r, consentPage{
 		ClientName:   displayName(client),
-		Unverified:   client.Name != "",
+		Unverified:   client.Name != "" && client.Kind != store.ClientStatic,
 		ClientID:     client.ID,
 		User:         userLabel(sess),
 		Issuer:       h.Origin,
@@ -261,6 +261,12 @@ func (s *Server) validateAuthParams(params url.Values, client store.Client, h *h
 			return req, oerr.code, oerr.description
 		}
 		req.Resource = res
+	}
+	if req.Resource == "" {
+		req.Resource = s.defaultResource(client.ID)
+	}
+	if !s.clientMayUse(client.ID, req.Resource) {
+		return req, errInvalidTarget, "this client may obtain tokens only for the MCP servers the operator listed for it; name one of them as resource"
 	}
 	scopes, ok := parseScope(params.Get("scope"))
 	if !ok {

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/mcpmesh/gateway/shared/paths"
@@ -24,6 +25,18 @@ const (
 	authSecretPost         = "client_secret_post"
 	scopeOfflineAccess     = "offline_access"
 )
+
+// advertisedGrantTypes are the grant types of the AS metadata: those of every client, and
+// client_credentials when a pre-registered client may use it (dynamic registration never
+// grants it).
+func (s *Server) advertisedGrantTypes() []string {
+	for _, c := range s.clients {
+		if slices.Contains(c.client.GrantTypes, grantClientCredentials) {
+			return append(slices.Clone(supportedGrantTypes), grantClientCredentials)
+		}
+	}
+	return supportedGrantTypes
+}
 
 // asMetadata is RFC 8414 authorization server metadata.
 type asMetadata struct {
@@ -62,7 +75,7 @@ func (s *Server) handleASMetadata(w http.ResponseWriter, r *http.Request, h *hos
 		RevocationEndpoint:                         o + paths.Revoke,
 		ResponseTypesSupported:                     []string{responseTypeCode},
 		ResponseModesSupported:                     []string{"query"},
-		GrantTypesSupported:                        supportedGrantTypes,
+		GrantTypesSupported:                        s.advertisedGrantTypes(),
 		CodeChallengeMethodsSupported:              []string{"S256"},
 		TokenEndpointAuthMethodsSupported:          supportedAuthMethods,
 		RevocationEndpointAuthMethodsSupported:     supportedAuthMethods,

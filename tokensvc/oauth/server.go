@@ -89,6 +89,8 @@ type Server struct {
 	trustedProxyHops int
 	// events receives metrics events (WithEvents).
 	events Events
+	// clients are the pre-registered clients (mcp_clients) by client ID.
+	clients map[string]configuredClient
 }
 
 // Option configures a Server.
@@ -142,6 +144,7 @@ func New(cfg *config.Config, st store.Store, sessions Sessions, opts ...Option) 
 		accessTTL:  cfg.TokenService.AccessTokenLifetime.D(),
 		refreshTTL: cfg.TokenService.RefreshTokenLifetime.D(),
 		events:     noEvents{},
+		clients:    newConfiguredClients(cfg),
 	}
 	if s.accessTTL <= 0 {
 		s.accessTTL = config.DefaultAccessTokenLifetime

@@ -61,10 +61,12 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request, h *hosts.Ho
 		resp, oerr = s.grantAuthorizationCode(ctx, h, client, form)
 	case grantRefreshToken:
 		resp, oerr = s.grantRefreshToken(ctx, h, client, form)
+	case grantClientCredentials:
+		resp, oerr = s.grantClientCredentials(ctx, h, client, form)
 	case "":
 		oerr = newError(errInvalidRequest, "grant_type is required")
 	default:
-		oerr = newError(errUnsupportedGrantType, "grant_type must be authorization_code or refresh_token")
+		oerr = newError(errUnsupportedGrantType, "grant_type must be authorization_code, refresh_token or client_credentials")
 	}
 	if oerr != nil {
 		if oerr.code == errInvalidGrant {
@@ -112,6 +114,9 @@ func (s *Server) grantAuthorizationCode(ctx context.Context, h *hosts.Host, clie
 	tokenResource, oerr := narrowResource(h, ac.Resource, form)
 	if oerr != nil {
 		return tokenResponse{}, oerr
+	}
+	if !s.clientMayUse(client.ID, tokenResource) {
+		return tokenResponse{}, newError(errInvalidTarget, "this client may not obtain tokens for this MCP server")
 	}
 	// Spend: of concurrent redemptions that all passed the checks, exactly one
 	// takes the code (atomically, across replicas); the others see it gone, as
@@ -167,6 +172,9 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 	tokenResource, oerr := narrowResource(h, grant.Resource, form)
 	if oerr != nil {
 		return tokenResponse{}, oerr
+	}
+	if !s.clientMayUse(client.ID, tokenResource) {
+		return tokenResponse{}, newError(errInvalidTarget, "this client may not obtain tokens for this MCP server")
 	}
 	scope := grant.Scope
 	if form.Has("scope") {

@@ -29,7 +29,7 @@ func (s *Server) ValidateAccessToken(ctx context.Context, token, routeID string)
 	if err != nil {
 		return store.AccessToken{}, fmt.Errorf("validate access token: %w", err)
 	}
-	if !s.tokenValidAt(t.Resource, routeID) {
+	if !s.tokenValidAt(t.Resource, routeID) || !s.clientMayUse(t.ClientID, routeID) {
 		return store.AccessToken{}, fmt.Errorf("token bound to another resource: %w", ErrInvalidToken)
 	}
 	return t, nil
