@@ -162,7 +162,7 @@ func (o *OAuthClient) validateSecret(e *Error, key string) {
 		}
 		o.SecretResolved = strings.TrimRight(string(b), "\r\n")
 		if len(o.SecretResolved) < MinClientSecretLen {
-			e.add(key+".client_secret_file", "the secret must be at least %d characters (e.g. `head -c32 /dev/urandom | base64`)", MinClientSecretLen)
+			e.add(key+".client_secret_file", "the secret must be at least %d characters (e.g. `openssl rand -hex 32`)", MinClientSecretLen)
 		}
 	case o.ClientSecretEnv != "":
 		if o.SecretResolved == "" {
