@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -43,22 +44,32 @@ func (b *lineBuffer) String() string {
 	return b.buf.String()
 }
 
-// TestServiceIdentity_ClientCredentialsThroughTheGateway: an operator-registered confidential
-// client (mcp_clients) obtains a token with grant_type=client_credentials, with no user, and
-// calls its MCP server through the real filter, whose policy names it with client_id; the
-// authorization record carries client-id. The token is refused at another route, and the
-// client cannot obtain one for a route outside its list.
-func TestServiceIdentity_ClientCredentialsThroughTheGateway(t *testing.T) {
+// clientsStack is a gateway with two MCP server routes to the everything-server — SvcURL,
+// whose policy admits only the client ci-agent (a service identity) and only the tool
+// test_simple_text, and UserURL, any signed-in user — and the mcp_clients of its
+// configuration.
+type clientsStack struct {
+	Origin, SvcURL, UserURL string
+	// Secret is the secret of every confidential client of the configuration.
+	Secret string
+	// Logs holds the token service's and the filter's log lines (records included).
+	Logs *lineBuffer
+}
+
+// startClientsStack starts a clientsStack; mcpClients is the YAML list of mcp_clients, with
+// {{svc}}, {{user}} and {{secret_file}} replaced.
+func startClientsStack(t *testing.T, mcpClients string) *clientsStack {
+	t.Helper()
 	idp := harness.StartIDP(t, harness.IDPOptions{})
 	everything := harness.StartEverythingServer(t)
 	authL, mcpL := listen(t, "127.0.0.1"), listen(t, "127.0.0.1")
 	authURL, origin := "http://"+authL.Addr().String(), "http://"+mcpL.Addr().String()
-	svcURL, userURL := origin+"/svc", origin+"/mcp"
-	secretFile := filepath.Join(t.TempDir(), "ci-agent.secret")
-	clientSecret := randomB64()
-	if err := os.WriteFile(secretFile, []byte(clientSecret+"\n"), 0o600); err != nil {
+	s := &clientsStack{Origin: origin, SvcURL: origin + "/svc", UserURL: origin + "/mcp", Secret: randomHex(), Logs: &lineBuffer{}}
+	secretFile := filepath.Join(t.TempDir(), "client.secret")
+	if err := os.WriteFile(secretFile, []byte(s.Secret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	clients := strings.NewReplacer("{{svc}}", s.SvcURL, "{{user}}", s.UserURL, "{{secret_file}}", secretFile).Replace(mcpClients)
 	yaml := fmt.Sprintf(`
 runtime_flags: {mcp: true}
 authenticate_service_url: %s
@@ -83,19 +94,13 @@ routes:
     to: %s
     policy: {allow: {and: [{authenticated_user: true}]}}
     mcp: {server: {}}
-mcp_clients:
-  - client_id: ci-agent
-    name: CI agent
-    client_secret_file: %s
-    grant_types: [client_credentials]
-    routes: [%s]
-`, authURL, randomB64(), randomB64(), idp.Issuer, idp.ClientID, idp.ClientSecret, svcURL, everything, userURL, everything, secretFile, svcURL)
+mcp_clients:%s
+`, authURL, randomB64(), randomB64(), idp.Issuer, idp.ClientID, idp.ClientSecret, s.SvcURL, everything, s.UserURL, everything, clients)
 	cfg, err := config.Parse([]byte(yaml), nil)
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	logs := &lineBuffer{}
-	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger := slog.New(slog.NewTextHandler(s.Logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, cancel := context.WithCancel(context.Background())
 	ts, err := server.New(ctx, cfg, server.WithLogger(logger))
 	if err != nil {
@@ -111,6 +116,22 @@ mcp_clients:
 	done := make(chan struct{})
 	go func() { defer close(done); _ = gw.Serve(ctx, []net.Listener{authL, mcpL}) }()
 	t.Cleanup(func() { cancel(); <-done; gw.Close(); ts.Close() })
+	return s
+}
+
+// TestServiceIdentity_ClientCredentialsThroughTheGateway: an operator-registered confidential
+// client (mcp_clients) obtains a token with grant_type=client_credentials, with no user, and
+// calls its MCP server through the real filter, whose policy names it with client_id; the
+// authorization record carries client-id. The token is refused at another route, and the
+// client cannot obtain one for a route outside its list.
+func TestServiceIdentity_ClientCredentialsThroughTheGateway(t *testing.T) {
+	s := startClientsStack(t, `
+  - client_id: ci-agent
+    name: CI agent
+    client_secret_file: {{secret_file}}
+    grant_types: [client_credentials]
+    routes: [{{svc}}]`)
+	origin, svcURL, userURL, clientSecret, logs := s.Origin, s.SvcURL, s.UserURL, s.Secret, s.Logs
 
 	token := func(secret string, form url.Values) (int, map[string]any) {
 		form.Set("grant_type", "client_credentials")
@@ -167,6 +188,12 @@ mcp_clients:
 	if strings.Contains(logs.String(), clientSecret) {
 		t.Error("the client secret appears in the logs")
 	}
+}
+
+func randomHex() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 func randomB64() string {
