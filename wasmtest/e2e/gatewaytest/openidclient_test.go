@@ -51,3 +51,30 @@ func TestOpenIDClient_MCPURLAsResource(t *testing.T) {
 		}
 	}
 }
+
+// TestOfficialSDKs_BareOriginRoute: the official TypeScript and Go SDK clients sign in, call a
+// tool and refresh on a route whose from is a bare origin, at an MCP URL deeper than it (the
+// challenge names the host-level metadata, whose resource is the origin), and the token they
+// get is bound to it (TestOpenIDClient_MCPURLAsResource checks the binding).
+func TestOfficialSDKs_BareOriginRoute(t *testing.T) {
+	s := startStackWith(t, stackOptions{BareOrigin: true})
+	mcpURL := s.BareURL + "/mcp"
+	t.Run("TypeScript SDK", func(t *testing.T) {
+		res, err := harness.RunTSClient(t, harness.ClientOptions{URL: mcpURL, Tool: "test_simple_text"})
+		if err != nil {
+			t.Fatalf("%v\nbrowser: %v", err, res.Browser)
+		}
+		if !res.Refreshed || res.Call == nil || res.Call.IsError || res.Scope != "mcp" {
+			t.Fatalf("result %+v", res)
+		}
+	})
+	t.Run("Go SDK", func(t *testing.T) {
+		res, err := harness.RunGoClient(t, harness.ClientOptions{URL: mcpURL, Tool: "test_simple_text"})
+		if err != nil {
+			t.Fatalf("%v\nbrowser: %v", err, res.Browser)
+		}
+		if !res.Refreshed || res.Call == nil || res.Call.IsError {
+			t.Fatalf("result %+v", res)
+		}
+	})
+}
