@@ -128,6 +128,13 @@ func TestClientCredentials_ServiceIdentity(t *testing.T) {
 	}
 	// Its only route is the default resource.
 	tokens(t, e.token(svc, form()))
+	// Once the client is no longer configured (a reload), its tokens are refused.
+	reloaded := configuredConfig()
+	reloaded.MCPClients = reloaded.MCPClients[:2]
+	e2 := New(reloaded, e.st, e.sessions, WithClock(e.clock.Now))
+	if _, err := e2.ValidateAccessToken(ctx, tr.AccessToken, resMain); !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("token of a removed service client: %v", err)
+	}
 
 	cases := []struct {
 		name   string

@@ -32,6 +32,13 @@ func IsServiceToken(t store.AccessToken) bool {
 	return t.SessionID == "" && t.GrantID == "" && t.ClientID != "" && t.Subject == ServiceSubject(t.ClientID)
 }
 
+// isServiceClient reports whether clientID is a pre-registered client that may use the
+// client_credentials grant now (the configuration may have changed since a token was issued).
+func (s *Server) isServiceClient(clientID string) bool {
+	c, ok := s.configuredClient(clientID)
+	return ok && slices.Contains(c.client.GrantTypes, grantClientCredentials)
+}
+
 // grantClientCredentials issues a service token (RFC 6749 §4.4) to an authenticated
 // pre-registered client.
 func (s *Server) grantClientCredentials(ctx context.Context, h *hosts.Host, client store.Client, form url.Values) (tokenResponse, *oauthError) {
