@@ -1,6 +1,7 @@
 package gatewaytest
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -22,6 +23,31 @@ func TestOpenIDClient_MCPURLAsResource(t *testing.T) {
 	}{
 		{"bare-origin route", bareMCP, s.OpenURL, s.BareURL, s.BareURL + "/.well-known/oauth-protected-resource"},
 		{"path route", s.OpenURL, bareMCP, s.OpenURL, s.MCPOrigin + "/.well-known/oauth-protected-resource/mcp"},
+	}
+	// Discovery through the gateway: the plain forms answer on both hosts, the path-inserted
+	// ones are a quick JSON 404 (the issuer has no path), never the upstream's page.
+	for _, origin := range []string{s.BareURL, s.MCPOrigin} {
+		for path, want := range map[string]int{
+			"/.well-known/oauth-authorization-server":      200,
+			"/.well-known/openid-configuration":            200,
+			"/.well-known/oauth-authorization-server/mcp":  404,
+			"/.well-known/openid-configuration/mcp":        404,
+			"/.well-known/oauth-protected-resource/mcp/x/": 200,
+		} {
+			resp, err := http.Get(origin + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			derr := json.NewDecoder(resp.Body).Decode(&m)
+			resp.Body.Close()
+			if resp.StatusCode != want || resp.Header.Get("Content-Type") != "application/json" || derr != nil {
+				t.Errorf("%s%s: %d %q (%v), want %d JSON", origin, path, resp.StatusCode, resp.Header.Get("Content-Type"), derr, want)
+			}
+			if want == 200 && strings.Contains(path, "protected-resource") && m["resource"] != origin+"/mcp/x" {
+				t.Errorf("%s%s names %v", origin, path, m["resource"])
+			}
+		}
 	}
 	for _, rt := range routes {
 		for _, algorithm := range []string{"oidc", "oauth2"} {
