@@ -271,6 +271,9 @@ func (s *Server) validateAuthParams(params url.Values, client store.Client, h *h
 	if !s.clientMayUse(client.ID, req.Resource) {
 		return req, errInvalidTarget, "this client may obtain tokens only for the MCP servers the operator listed for it; name one of them as resource"
 	}
+	if req.Resource != "" && !hostServes(h, req.Resource) {
+		return req, errInvalidTarget, "this client's MCP server is on another host: authorize at that host"
+	}
 	scopes, ok := parseScope(params.Get("scope"))
 	if !ok {
 		return req, errInvalidScope, "scope is malformed"

@@ -88,6 +88,13 @@ func TestConfigured_ConsentAndAllowedRoutes(t *testing.T) {
 	if _, err := e.srv.ValidateAccessToken(ctx, tr.AccessToken, resOther); !errors.Is(err, ErrInvalidToken) {
 		t.Errorf("accepted at another route: %v", err)
 	}
+	// Its only route is on another host than this authorization server: refused at once.
+	p = authParams(c, challenge)
+	p.Del("resource")
+	rec = e.get(soloIssuer+paths.Authorize+"?"+p.Encode(), sess.ID)
+	if q := location(t, rec).Query(); q.Get("error") != errInvalidTarget {
+		t.Errorf("default resource on another host: %s", rec.Header().Get("Location"))
+	}
 	// A wrong secret is invalid_client.
 	bad := c
 	bad.Secret = "wrong"
