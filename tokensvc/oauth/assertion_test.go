@@ -316,3 +316,42 @@ func TestPrivateKeyJWT_JWKSURIOutsideAllowedDomains(t *testing.T) {
 	d.extra["/elsewhere.json"] = map[string]any{"jwks_uri": "https://keys.not-allowed.example/jwks.json"}
 	wantOAuthError(t, e.postForm(issuer+paths.Token, assertionForm(refreshForm("x"), key.assertion(t, claimsFor(e, id))), ""), 401, errInvalidClient)
 }
+
+// Of concurrent requests carrying the same assertion, exactly one is authenticated.
+func TestPrivateKeyJWT_ConcurrentReplaysAuthenticateOnce(t *testing.T) {
+	t.Parallel()
+	d := newKeyDocServer(t)
+	key := newSigningKey(t, "k1")
+	d.publish(key.public())
+	e := newEnv(t, WithDocumentClient(d.client()))
+	id := d.base() + "/client.json"
+	c := claimsFor(e, id)
+	c.Audience = jwt.Audience{issuer + paths.Revoke}
+	a := key.assertion(t, c)
+	const n = 8
+	codes := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := assertionForm(url.Values{"token": {"some-token"}}, a)
+			codes <- e.postForm(issuer+paths.Revoke, f, "").Code
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	ok := 0
+	for code := range codes {
+		switch code {
+		case http.StatusOK:
+			ok++
+		case http.StatusUnauthorized:
+		default:
+			t.Errorf("status %d", code)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%d of %d concurrent requests with one assertion were authenticated, want 1", ok, n)
+	}
+}
