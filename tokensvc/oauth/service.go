@@ -19,12 +19,14 @@ import (
 
 const grantClientCredentials = "client_credentials"
 
-// serviceSubjectPrefix starts the subject of every service identity.
-const serviceSubjectPrefix = "client:"
+// ServiceSubjectPrefix starts the subject of every service identity. Sign-in refuses an
+// identity provider subject that starts with it (package session), so that a person can never
+// be taken for a service.
+const ServiceSubjectPrefix = "client:"
 
 // ServiceSubject is the subject of the service identity of the pre-registered client
 // clientID.
-func ServiceSubject(clientID string) string { return serviceSubjectPrefix + clientID }
+func ServiceSubject(clientID string) string { return ServiceSubjectPrefix + clientID }
 
 // IsServiceToken reports whether t was issued by the client credentials grant: it has no
 // session and no grant, and its subject is its client's service subject.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/idp"
+	"github.com/mcpmesh/gateway/tokensvc/oauth"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 )
@@ -121,6 +122,13 @@ func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
 	}
 	if ident.Subject == "" {
 		renderError(w, r, http.StatusForbidden, "The identity provider did not name the user.")
+		return
+	}
+	if strings.HasPrefix(ident.Subject, oauth.ServiceSubjectPrefix) {
+		// Subjects of this form are the gateway's service identities (client credentials): a
+		// person must never sign in as one (docs/clients.md "Service identities").
+		m.log.WarnContext(r.Context(), "identity provider subject looks like a service identity; sign-in refused", "sub", ident.Subject)
+		renderError(w, r, http.StatusForbidden, "The identity provider named a user the gateway reserves for service identities (client:…).")
 		return
 	}
 	// A state cannot be spent in the browser, and the provider's code is single use and
