@@ -355,3 +355,20 @@ func TestPrivateKeyJWT_ConcurrentReplaysAuthenticateOnce(t *testing.T) {
 		t.Fatalf("%d of %d concurrent requests with one assertion were authenticated, want 1", ok, n)
 	}
 }
+
+// application_type applies to client ID metadata documents as to registrations: a document of
+// a web application with an app's private-use scheme is refused, a native one is used.
+func TestClientIDDocument_ApplicationType(t *testing.T) {
+	t.Parallel()
+	d := newKeyDocServer(t)
+	d.publish(newSigningKey(t, "k1").public())
+	d.extra["/web.json"] = map[string]any{"application_type": "web", "token_endpoint_auth_method": "none"}
+	d.extra["/native.json"] = map[string]any{"application_type": "native", "token_endpoint_auth_method": "none"}
+	e := newEnv(t, WithDocumentClient(d.client()))
+	sess := e.newSession("alice")
+	rec := e.get(issuer+paths.Authorize+"?"+docParams(d.base()+"/web.json").Encode(), sess.ID)
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "web application") {
+		t.Fatalf("web document with an app scheme: %d\n%s", rec.Code, rec.Body)
+	}
+	consentHandle(t, e.get(issuer+paths.Authorize+"?"+docParams(d.base()+"/native.json").Encode(), sess.ID))
+}
