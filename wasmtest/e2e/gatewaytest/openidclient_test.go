@@ -52,7 +52,7 @@ func TestOpenIDClient_MCPURLAsResource(t *testing.T) {
 	for _, rt := range routes {
 		for _, algorithm := range []string{"oidc", "oauth2"} {
 			t.Run(rt.name+"/"+algorithm, func(t *testing.T) {
-				res, err := harness.RunOpenIDClient(t, rt.url, algorithm, redirectURI)
+				res, err := harness.RunOpenIDClientWith(t, harness.OpenIDClientOptions{URL: rt.url, Algorithm: algorithm, RedirectURI: redirectURI, Tool: "test_simple_text"})
 				if err != nil {
 					t.Fatalf("%v\nresult %+v\nbrowser: %v", err, res, res.Browser)
 				}
@@ -64,6 +64,9 @@ func TestOpenIDClient_MCPURLAsResource(t *testing.T) {
 				}
 				if res.TokenScope != "mcp" || res.RefreshScope != "mcp" {
 					t.Errorf("token scope %q, after refresh %q; want exactly mcp", res.TokenScope, res.RefreshScope)
+				}
+				if res.Call == nil || res.Call.Text == "" || len(res.Tools) == 0 {
+					t.Errorf("tools/list %v, tools/call %+v", res.Tools, res.Call)
 				}
 				if res.ResourceSent != rt.url || res.MCPStatus != 200 || res.MCPStatusAfterRefresh != 200 {
 					t.Errorf("result %+v", res)
