@@ -81,6 +81,26 @@ func TestOpenIDClient_MCPURLAsResource(t *testing.T) {
 	}
 }
 
+// TestOpenIDClient_DeniedToolCall: the openid-client flow reports a tool call the route's
+// policy refuses (the client matrix uses it), and the permitted one beside it succeeds.
+func TestOpenIDClient_DeniedToolCall(t *testing.T) {
+	s := startStack(t)
+	res, err := harness.RunOpenIDClientWith(t, harness.OpenIDClientOptions{URL: s.RestrictedURL, Algorithm: "oauth2", RedirectURI: redirectURI,
+		Tool: "test_simple_text", DeniedTool: "test_error_handling"})
+	if err != nil {
+		t.Fatalf("%v\nresult %+v", err, res)
+	}
+	if res.Call == nil || res.Call.IsError || res.Denied == nil {
+		t.Fatalf("result %+v", res)
+	}
+	if d := res.Denied; d.Status == 200 && !d.IsError && d.Error == "" {
+		t.Errorf("the denied tool call succeeded: %+v", d)
+	}
+	if !strings.Contains(res.Denied.Text+res.Denied.Error, "test_error_handling") {
+		t.Errorf("the denial does not name the tool: %+v", res.Denied)
+	}
+}
+
 // TestOfficialSDKs_BareOriginRoute: the official TypeScript and Go SDK clients sign in, call a
 // tool and refresh on a route whose from is a bare origin, at an MCP URL deeper than it (the
 // challenge names the host-level metadata, whose resource is the origin), and the token they
