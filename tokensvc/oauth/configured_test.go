@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpmesh/gateway/shared/config"
@@ -185,4 +186,24 @@ func TestClientCredentials_ServiceIdentity(t *testing.T) {
 			t.Errorf("grant_types_supported %v", m.GrantTypesSupported)
 		}
 	})
+}
+
+// serviceEvents counts the token events.
+type serviceEvents struct {
+	noEvents
+	mu              sync.Mutex
+	service, issued int
+}
+
+func (e *serviceEvents) ServiceTokenIssued() { e.mu.Lock(); e.service++; e.mu.Unlock() }
+func (e *serviceEvents) TokensIssued()       { e.mu.Lock(); e.issued++; e.mu.Unlock() }
+
+func TestClientCredentials_CountedAsServiceTokens(t *testing.T) {
+	t.Parallel()
+	ev := &serviceEvents{}
+	e := newEnvWithConfig(t, configuredConfig(), WithEvents(ev))
+	tokens(t, e.token(registered{ID: "ci-agent", Secret: serviceSecret, Method: authSecretPost}, url.Values{"grant_type": {"client_credentials"}}))
+	if ev.service != 1 || ev.issued != 0 {
+		t.Errorf("service tokens %d, authorization-code tokens %d; want 1, 0", ev.service, ev.issued)
+	}
 }

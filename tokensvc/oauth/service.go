@@ -79,7 +79,7 @@ func (s *Server) grantClientCredentials(ctx context.Context, h *hosts.Host, clie
 	if oerr != nil {
 		return tokenResponse{}, oerr
 	}
-	s.events.TokensIssued()
+	s.events.ServiceTokenIssued()
 	s.log.InfoContext(ctx, "oauth: service token issued", "client_id", client.ID, "resource", resource)
 	return s.tokenResponse(at, exp, "", scopeMCP), nil
 }
