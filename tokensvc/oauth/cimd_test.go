@@ -418,6 +418,6 @@ func TestDocumentResolver_CacheIsBounded(t *testing.T) {
 	}
 }
 
-func docClient(id string) store.Client {
-	return store.Client{ID: id, Kind: store.ClientMetadataDocument}
+func docClient(id string) metadataDocument {
+	return metadataDocument{client: store.Client{ID: id, Kind: store.ClientMetadataDocument}}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/idp"
+	"github.com/mcpmesh/gateway/tokensvc/oauth"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 )
@@ -189,7 +190,7 @@ func (m *Manager) createSession(ctx context.Context, ident idp.Identity, toks id
 
 // ServiceSubjectPrefix starts the subject of a service identity (an OAuth client signing in
 // as itself); no user of the identity provider may have such a subject.
-const ServiceSubjectPrefix = "client:"
+const ServiceSubjectPrefix = oauth.ServiceSubjectPrefix
 
 // ReservedSubject reports whether a provider's subject has the form of a service identity.
 func ReservedSubject(sub string) bool {

