@@ -29,6 +29,8 @@ func GatewayMatches() []Match {
 		{Path: Prefix, Prefix: true},
 		{Path: AuthorizationServerMetadata},
 		{Path: AuthorizationServerMetadata + "/", Prefix: true},
+		{Path: OpenIDConfiguration},
+		{Path: OpenIDConfiguration + "/", Prefix: true},
 		{Path: ProtectedResourceMetadata},
 		{Path: ProtectedResourceMetadata + "/", Prefix: true},
 		{Path: JWKS},
