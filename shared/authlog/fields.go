@@ -21,6 +21,7 @@ const (
 	FieldMCPMethod         Field = "mcp-method"          // string: the JSON-RPC method
 	FieldMCPTool           Field = "mcp-tool"            // string: the tools/call tool name
 	FieldMCPToolParameters Field = "mcp-tool-parameters" // object: the tools/call arguments
+	FieldClientID          Field = "client-id"           // string: the OAuth client of the token ("" for a browser session)
 )
 
 // Fields present in every record, which cannot be selected.
@@ -42,6 +43,7 @@ var selectable = []Field{
 	FieldRequestID, FieldUser, FieldEmail,
 	FieldAllow, FieldAllowWhyTrue, FieldAllowWhyFalse, FieldDeny, FieldDenyWhyFalse,
 	FieldMCPMethod, FieldMCPTool, FieldMCPToolParameters,
+	FieldClientID,
 }
 
 // SelectableFields returns every field `authorize_log_fields` may hold, in the order of

@@ -29,6 +29,8 @@ type Record struct {
 	// one line and the value stays inside its field (strings and brackets must balance,
 	// control characters are refused, or null is written), but it may not be valid JSON.
 	MCPToolParametersValidated bool
+	// ClientID is the OAuth client the token was issued to ("" for a browser session).
+	ClientID string
 }
 
 // AppendJSON appends r as one JSON object, with the fixed fields and then fields in order,
@@ -166,6 +168,7 @@ const (
 	kindMCPMethod
 	kindMCPTool
 	kindMCPToolParameters
+	kindClientID
 )
 
 // kindOf returns the kind of f, or 0 if f is not selectable.
@@ -193,6 +196,8 @@ func kindOf(f Field) fieldKind {
 		return kindMCPTool
 	case FieldMCPToolParameters:
 		return kindMCPToolParameters
+	case FieldClientID:
+		return kindClientID
 	}
 	return 0
 }
@@ -224,6 +229,8 @@ func appendField(dst []byte, r *Record, k fieldKind, red *redactor) []byte {
 	case kindMCPToolParameters:
 		dst = append(dst, `,"mcp-tool-parameters":`...)
 		dst = appendParameters(dst, r.MCPToolParameters, r.MCPToolParametersValidated, red)
+	case kindClientID:
+		dst = appendString(append(dst, `,"client-id":`...), r.ClientID)
 	}
 	return dst
 }

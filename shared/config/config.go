@@ -29,6 +29,8 @@ type Config struct {
 
 	// MCPAllowedClientIDDomains are the domain patterns allowed for URL client IDs.
 	MCPAllowedClientIDDomains []string `yaml:"mcp_allowed_client_id_domains"`
+	// MCPClients are the OAuth clients the operator registers (mcpclients.go).
+	MCPClients []OAuthClient `yaml:"mcp_clients"`
 	// AuthorizeLogFields lists the fields of each authorization log record.
 	AuthorizeLogFields []string `yaml:"authorize_log_fields"`
 	// AuthorizeLogRedact lists the keys (any depth, case-insensitive) and paths ("$.a.b") of
@@ -48,6 +50,12 @@ type Config struct {
 
 	// IDPClientSecretResolved is idp_client_secret or the content of idp_client_secret_file.
 	IDPClientSecretResolved string `yaml:"-"`
+	// Notes are what Load changed that the operator should read in the log (a relative
+	// storage.path resolved against the configuration file's folder).
+	Notes []string `yaml:"-"`
+	// storagePathDefaulted says storage.path was not written: the default stays in the
+	// working directory.
+	storagePathDefaulted bool
 }
 
 // Storage selects a store backend.
@@ -121,17 +129,16 @@ type UpstreamOAuth2 struct {
 	ClientID string `yaml:"client_id"`
 	// ClientSecret is optional: without it (and without ClientSecretFile) the gateway is a
 	// public client at the upstream provider and relies on PKCE.
-	ClientSecret string `yaml:"client_secret"`
-	// ClientSecretFile is a file holding the client secret (instead of ClientSecret).
-	ClientSecretFile string         `yaml:"client_secret_file"`
-	Endpoint         OAuth2Endpoint `yaml:"endpoint"`
-	Scopes           []string       `yaml:"scopes"`
+	ClientSecret string         `yaml:"client_secret"`
+	Endpoint     OAuth2Endpoint `yaml:"endpoint"`
+	Scopes       []string       `yaml:"scopes"`
+
+	// ClientSecretFile names a file holding the client secret (a mounted Kubernetes Secret);
+	// after Validate its content is in ClientSecret.
+	ClientSecretFile string `yaml:"client_secret_file"`
 	// Issuer is the provider's issuer identifier; when set, the `iss` of the authorization
 	// response (RFC 9207) must equal it.
 	Issuer string `yaml:"issuer"`
-
-	// ClientSecretResolved is client_secret or the content of client_secret_file.
-	ClientSecretResolved string `yaml:"-"`
 }
 
 // OAuth2Endpoint is an upstream provider's endpoints.
@@ -175,6 +182,9 @@ func (c *Config) EffectiveIDPScopes() []string {
 		return append([]string(nil), c.IDPScopes...)
 	}
 	p, _ := LookupProvider(c.IDPProvider)
+	if p.DefaultScopes != nil {
+		return append([]string(nil), p.DefaultScopes...)
+	}
 	out := make([]string, 0, len(defaultIDPScopes))
 	for _, s := range defaultIDPScopes {
 		if p.NoOfflineAccess && s == "offline_access" {

@@ -1,31 +1,15 @@
 package config
 
 import (
-	"os"
 	"strconv"
 	"strings"
 )
 
-// validateUpstreamOAuth2 checks one route's upstream_oauth2 block at key path k and resolves
-// its client secret.
+// validateUpstreamOAuth2 checks one route's upstream_oauth2 block at key path k (its
+// client_secret_file is read by resolveUpstreamSecretFile).
 func validateUpstreamOAuth2(e *Error, k string, u *UpstreamOAuth2) {
 	if u.ClientID == "" {
 		e.add(k+".client_id", "is required")
-	}
-	switch {
-	case u.ClientSecret != "" && u.ClientSecretFile != "":
-		e.add(k+".client_secret_file", "set either client_secret or client_secret_file, not both")
-	case u.ClientSecretFile != "":
-		b, err := os.ReadFile(u.ClientSecretFile)
-		if err != nil {
-			e.add(k+".client_secret_file", "cannot read: %v", err)
-		} else if v := strings.TrimRight(string(b), "\r\n"); v == "" {
-			e.add(k+".client_secret_file", "file is empty")
-		} else {
-			u.ClientSecretResolved = v
-		}
-	default:
-		u.ClientSecretResolved = u.ClientSecret
 	}
 	for _, f := range []struct{ key, v string }{
 		{"auth_url", u.Endpoint.AuthURL},

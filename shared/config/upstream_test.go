@@ -68,7 +68,7 @@ func TestParse_UpstreamOAuth2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Routes[0].MCP.Server.UpstreamOAuth2.ClientSecretResolved; got != "from-file" {
+	if got := c.Routes[0].MCP.Server.UpstreamOAuth2.ClientSecret; got != "from-file" {
 		t.Errorf("resolved secret %q, want the file's content", got)
 	}
 }

@@ -293,7 +293,7 @@ func (s *Service) post(ctx context.Context, rt *Route, form url.Values, style au
 	for k, v := range form {
 		body[k] = v
 	}
-	secret := cfg.ClientSecretResolved
+	secret := cfg.ClientSecret
 	if secret == "" || style == styleParams {
 		body.Set("client_id", cfg.ClientID)
 		if secret != "" {

@@ -47,8 +47,8 @@ type upStack struct {
 	Server                     *server.Server
 	AppRequests                chan *http.Request
 	clockOffset                atomic.Int64
-	logs                       *lockedBuffer
-	responses                  lockedBuffer // every response the test's clients received
+	logs                       *upBuffer
+	responses                  upBuffer // every response the test's clients received
 	mu                         sync.Mutex
 	bearers                    []string // Authorization values the MCP server received
 	refreshTokens              map[string]bool
@@ -56,17 +56,17 @@ type upStack struct {
 
 func (s *upStack) advance(d time.Duration) { s.clockOffset.Add(int64(d)) }
 
-type lockedBuffer struct {
+type upBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+func (l *upBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+func (l *upBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // startUpstreamStack starts the stack with the route's auth_style (the upstream client's
 // token_endpoint_auth_method matches it; oidc-provider refuses any other method).
@@ -86,7 +86,7 @@ func startUpstreamStackWith(t *testing.T, authStyle, method string) *upStack {
 // /token) instead of the upstream oidc-provider, when provider is not empty.
 func startUpstreamStackAt(t *testing.T, authStyle, method, provider string) *upStack {
 	t.Helper()
-	s := &upStack{AppRequests: make(chan *http.Request, 64), logs: &lockedBuffer{}, refreshTokens: map[string]bool{}}
+	s := &upStack{AppRequests: make(chan *http.Request, 64), logs: &upBuffer{}, refreshTokens: map[string]bool{}}
 	s.IDP = harness.StartIDP(t, harness.IDPOptions{IDTokenTTL: 24 * time.Hour, AccessTokenTTL: 24 * time.Hour})
 	s.UpClient = harness.IDPClient{
 		ClientID: "gateway-upstream", ClientSecret: "upstream-secret-" + rand.Text(),
