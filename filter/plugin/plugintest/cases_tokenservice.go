@@ -38,7 +38,7 @@ func tokenServiceCases() []Case {
 			Name:    "UpstreamOAuthRouteWithoutConnectionGets401InvalidTokenWithResourceMetadata",
 			Request: post("up.example.com", "/mcp", toolsList, bearer(TokenNoUpstream)),
 			Want: Want{Status: 401, BodyContains: []string{"invalid_token"}, CheckCalls: 1,
-				ReplyHeaders: map[string]string{"www-authenticate": `Bearer error="invalid_token", error_description="the upstream service must be connected again; sign in again", resource_metadata="https://up.example.com/.well-known/oauth-protected-resource/mcp"`}},
+				ReplyHeaders: map[string]string{"www-authenticate": `Bearer error="invalid_token", error_description="the upstream service must be connected again; sign in again", resource_metadata="https://up.example.com/.well-known/oauth-protected-resource/mcp", scope="mcp"`}},
 		},
 	}, attacks([]Case{
 		// The decision cache.
