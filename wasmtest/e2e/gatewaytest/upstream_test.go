@@ -311,9 +311,30 @@ func TestUpstream_Pattern2(t *testing.T) {
 			t.Fatalf("the upstream flow ran although the user was connected: %v", res.Browser)
 		}
 	}
+
+	// Every bearer the MCP server received is a TI the upstream accepts (so never the TE).
 	for _, b := range s.recorded() {
 		if b != "" && s.upstreamWhoami(context.Background(), b) != upstreamAccount {
 			t.Fatalf("the MCP server received a bearer the upstream does not accept")
 		}
+	}
+
+	// The grant is revoked at the upstream: once the TI is due, requests get the documented
+	// 401; the client's next sign-in runs the connect again, and its tool call works.
+	te := s.appSignIn(t, s.browser())
+	s.Up.Revoke(t, upstreamAccount)
+	s.advance(time.Hour - 30*time.Second)
+	waitCache()
+	s.wantInvalidToken(t, te, "after the upstream revoked the grant")
+	res, err = harness.RunGoClient(t, harness.ClientOptions{URL: s.RouteURL, Tool: "whoami_upstream", NoRefresh: true})
+	if err != nil || res.Call == nil || len(res.Call.Content) != 1 || res.Call.Content[0].Text != upstreamAccount {
+		t.Fatalf("signing in again after the revocation: %v %+v", err, res)
+	}
+	reconnected := false
+	for _, h := range res.Browser {
+		reconnected = reconnected || strings.Contains(h, s.Up.Issuer+"/auth")
+	}
+	if !reconnected {
+		t.Fatalf("the sign-in did not run the upstream connect: %v", res.Browser)
 	}
 }
