@@ -58,7 +58,7 @@ func (s *Service) Connect(w http.ResponseWriter, r *http.Request) {
 	var todo []*Route
 	if q.Has("route") {
 		if !Allowed(rts[0], sess) {
-			renderError(w, r, http.StatusForbidden, "Not allowed", "Your access policy does not let you use "+rts[0].Name+", so it cannot be connected.")
+			renderFailure(w, r, http.StatusForbidden, "Not allowed", "Your access policy does not let you use "+rts[0].Name+", so it cannot be connected.", ret)
 			return
 		}
 		todo = rts // an explicit route reconnects even when connected
@@ -188,7 +188,7 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 	}
 	if !checkIssuer(q, rt) {
 		s.log.WarnContext(ctx, "upstream callback: iss does not name the route's provider", "route_id", rt.ID)
-		renderError(w, r, http.StatusBadRequest, "Wrong provider", "The answer did not come from "+rt.Name+"'s provider. Start again from your application.")
+		renderFailure(w, r, http.StatusBadRequest, "Wrong provider", "The answer did not come from "+rt.Name+"'s provider. Start again from your application.", st.Return)
 		return
 	}
 	if e := q.Get("error"); e != "" {
@@ -198,12 +198,12 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 		if code == "access_denied" {
 			status = http.StatusForbidden
 		}
-		renderError(w, r, status, "Not connected", rt.Name+"'s provider did not authorize the connection ("+code+").")
+		renderFailure(w, r, status, "Not connected", rt.Name+"'s provider did not authorize the connection ("+code+").", st.Return)
 		return
 	}
 	code := q.Get("code")
 	if code == "" || len(q["code"]) != 1 {
-		renderError(w, r, http.StatusBadRequest, "Invalid request", "The upstream provider sent no authorization code. Start again from your application.")
+		renderFailure(w, r, http.StatusBadRequest, "Invalid request", "The upstream provider sent no authorization code. Start again from your application.", st.Return)
 		return
 	}
 	tok, err := s.exchange(ctx, rt, url.Values{
@@ -214,7 +214,7 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		s.log.WarnContext(ctx, "upstream code exchange failed", "route_id", rt.ID, "error", err.Error())
-		renderError(w, r, http.StatusBadGateway, "Not connected", "The gateway could not obtain a token from "+rt.Name+"'s provider: "+publicReason(err)+". Try again later.")
+		renderFailure(w, r, http.StatusBadGateway, "Not connected", "The gateway could not obtain a token from "+rt.Name+"'s provider: "+publicReason(err)+". Try again later.", st.Return)
 		return
 	}
 	if err := s.save(ctx, sess.Subject, rt.ID, tok); err != nil {

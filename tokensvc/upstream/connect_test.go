@@ -159,8 +159,8 @@ func TestCallback_StateOfAnotherSessionIsRefusedAndNotSpent(t *testing.T) {
 	cb := e.authorize(rec.Header().Get("Location"))
 	// Mallory's callback (her upstream account's code) is fed to alice's browser: refused.
 	got := e.do("GET", cb, alice, nil, nil)
-	if got.Code != http.StatusForbidden {
-		t.Fatalf("alice with mallory's state: %d %s", got.Code, got.Body.String())
+	if got.Code != http.StatusForbidden || strings.Contains(got.Body.String(), "href=") {
+		t.Fatalf("alice with mallory's state: %d %s (no link to mallory's return target)", got.Code, got.Body.String())
 	}
 	if ok, _ := e.svc.Connected(context.Background(), "alice", routeID); ok {
 		t.Fatal("alice connected to mallory's upstream account")
@@ -207,6 +207,10 @@ func TestCallback_RefusesBadAnswers(t *testing.T) {
 		rec := e.do("GET", cb+q.Encode(), sid, nil, nil)
 		if rec.Code != tc.status || rec.Header().Get("Location") != "" {
 			t.Errorf("%s: %d %q, want %d", tc.name, rec.Code, rec.Header().Get("Location"), tc.status)
+		}
+		// Failures of the session's own flow link back to the application; others do not.
+		if back := strings.Contains(rec.Body.String(), `href="`+appURL+`"`); back != (tc.status != http.StatusBadRequest || tc.name == "iss of another provider" || tc.name == "no code") {
+			t.Errorf("%s: link back to the application: %v", tc.name, back)
 		}
 		e.assertNoLeak(rec.Body.String())
 	}

@@ -11,7 +11,7 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <meta name="referrer" content="no-referrer"><title>{{.Title}}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#222}button{font-size:1rem;padding:.4rem 1rem}</style>
-</head><body><h1>{{.Title}}</h1><p>{{.Message}}</p>{{if .Items}}<ul>{{range .Items}}<li>{{.}}</li>{{end}}</ul>{{end}}
+</head><body><h1>{{.Title}}</h1><p>{{.Message}}</p>{{if .Items}}<ul>{{range .Items}}<li>{{.}}</li>{{end}}</ul>{{end}}{{if .Back}}<p><a href="{{.Back}}">Back to the application</a></p>{{end}}
 {{if .RequestID}}<p style="color:#666;font-size:.9rem">Request ID: <code>{{.RequestID}}</code></p>{{end}}
 {{if .Form}}<form method="post" action="{{.Form.Action}}"><input type="hidden" name="csrf_token" value="{{.Form.CSRF}}"><input type="hidden" name="redirect_url" value="{{.Form.RedirectURL}}">{{if .Form.Route}}<input type="hidden" name="route" value="{{.Form.Route}}">{{end}}<button type="submit">{{.Form.Button}}</button></form>{{end}}
 </body></html>
@@ -20,6 +20,7 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
 type page struct {
 	Title, Message string
 	Items          []string
+	Back           string // a checked return target (redirect_url, or the authorization request)
 	Form           *pageForm
 	RequestID      string
 }
@@ -52,6 +53,12 @@ func render(w http.ResponseWriter, r *http.Request, status int, p page) {
 
 func renderError(w http.ResponseWriter, r *http.Request, status int, title, message string) {
 	render(w, r, status, page{Title: title, Message: message})
+}
+
+// renderFailure is renderError with a link back to back, the flow's own (checked) return
+// target: for failures of a flow this session started.
+func renderFailure(w http.ResponseWriter, r *http.Request, status int, title, message, back string) {
+	render(w, r, status, page{Title: title, Message: message, Back: back})
 }
 
 // redirect sends the browser to location (303: the next request is a GET).
