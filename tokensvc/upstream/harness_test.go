@@ -238,6 +238,16 @@ const routeID = "https://up.example.com/mcp"
 
 func testConfig(t testing.TB, p *provider, style string) *config.Config {
 	t.Helper()
+	cfg, err := config.Parse([]byte(testConfigYAML(p, style)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// testConfigYAML is the configuration of the tests: an mcp.client route and one
+// upstream_oauth2 route whose provider is p.
+func testConfigYAML(p *provider, style string) string {
 	styleLine := ""
 	if style != "" {
 		styleLine = ", auth_style: " + style
@@ -269,17 +279,23 @@ routes:
           scopes: [read, write]
           endpoint: {auth_url: "` + p.srv.URL + `/authorize", token_url: "` + p.srv.URL + `/token"` + styleLine + `}
 `
-	cfg, err := config.Parse([]byte(y), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+	return y
 }
 
 func newEnv(t testing.TB, style string, st store.Store) *env {
 	t.Helper()
+	return newEnvWith(t, style, st, "")
+}
+
+// newEnvWith is newEnv with extra routes appended to the configuration (YAML list items,
+// "{provider}" and "{secret}" standing for the provider's URL and client secret).
+func newEnvWith(t testing.TB, style string, st store.Store, extraRoutes string) *env {
+	t.Helper()
 	p := newProvider(t, style)
-	cfg := testConfig(t, p, style)
+	cfg, err := config.Parse([]byte(testConfigYAML(p, style)+strings.NewReplacer("{provider}", p.srv.URL, "{secret}", p.secret).Replace(extraRoutes)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if st == nil {
 		st = memory.New()
 	}
