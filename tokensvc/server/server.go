@@ -164,7 +164,7 @@ func (s *Server) build(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	upOpts := []upstream.Option{upstream.WithClock(o.now), upstream.WithLogger(s.log)}
+	upOpts := []upstream.Option{upstream.WithClock(o.now), upstream.WithLogger(s.log), upstream.WithEvents(s.metrics.UpstreamEvents())}
 	if o.upstreamHTTP != nil {
 		upOpts = append(upOpts, upstream.WithHTTPClient(o.upstreamHTTP))
 	}

@@ -187,11 +187,13 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !checkIssuer(q, rt) {
+		s.events.Connect(ConnectRefused)
 		s.log.WarnContext(ctx, "upstream callback: iss does not name the route's provider", "route_id", rt.ID)
 		renderFailure(w, r, http.StatusBadRequest, "Wrong provider", "The answer did not come from "+rt.Name+"'s provider. Start again from your application.", st.Return)
 		return
 	}
 	if e := q.Get("error"); e != "" {
+		s.events.Connect(ConnectRefused)
 		code := RegisteredError(e)
 		s.log.InfoContext(ctx, "upstream authorization refused", "route_id", rt.ID, "error", code)
 		status := http.StatusBadGateway
@@ -213,6 +215,7 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 		"code_verifier": {s.pkceVerifier(state)},
 	})
 	if err != nil {
+		s.events.Connect(ConnectFailed)
 		s.log.WarnContext(ctx, "upstream code exchange failed", "route_id", rt.ID, "error", err.Error())
 		renderFailure(w, r, http.StatusBadGateway, "Not connected", "The gateway could not obtain a token from "+rt.Name+"'s provider: "+publicReason(err)+". Try again later.", st.Return)
 		return
@@ -221,6 +224,7 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "store upstream token", err)
 		return
 	}
+	s.events.Connect(ConnectConnected)
 	s.log.InfoContext(ctx, "upstream connected", "route_id", rt.ID, "sub", sess.Subject)
 	s.next(w, r, sess, h, st)
 }

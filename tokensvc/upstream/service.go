@@ -73,6 +73,7 @@ type Service struct {
 	callTimeout   time.Duration // CallTimeout; shorter in tests
 	now           func() time.Time
 	log           *slog.Logger
+	events        Events
 
 	mu      sync.Mutex
 	flights map[flightKey]*flight
@@ -98,7 +99,7 @@ func New(cfg *config.Config, st store.Store, sealer *secret.Sealer, sessions Ses
 		routes: map[string]*Route{}, byHost: map[string][]*Route{}, clientOrigins: map[string]bool{},
 		store: st, sealer: sealer, sessions: sessions, stateKey: cfg.DeriveKey("upstream-connect-state"),
 		http: newHTTPClient(), callTimeout: CallTimeout, now: time.Now, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		flights: map[flightKey]*flight{},
+		flights: map[flightKey]*flight{}, events: noEvents{},
 	}
 	for i := range cfg.Routes {
 		r := &cfg.Routes[i]

@@ -247,15 +247,18 @@ func (s *Service) refresh(ctx context.Context, rt *Route, subject string) (Token
 	}
 	nt, err := s.exchange(ctx, rt, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.RefreshToken}})
 	if errors.Is(err, ErrInvalidGrant) {
+		s.events.Refresh(RefreshRefused)
 		s.log.InfoContext(ctx, "upstream refresh token refused; the user must connect again", "route_id", rt.ID, "sub", subject, "error", err.Error())
 		s.release(rt, subject, holder, true)
 		return Token{}, fmt.Errorf("%w: the provider refused the refresh token", ErrUpstreamRequired)
 	}
 	if err != nil {
+		s.events.Refresh(RefreshFailed)
 		s.log.WarnContext(ctx, "upstream token refresh failed", "route_id", rt.ID, "sub", subject, "error", err.Error())
 		s.release(rt, subject, holder, false)
 		return Token{}, err
 	}
+	s.events.Refresh(RefreshRefreshed)
 	if nt.RefreshToken == "" {
 		nt.RefreshToken = t.RefreshToken // not rotated: keep using the old one
 	}
