@@ -236,15 +236,6 @@ func (b *syncBuffer) String() string { b.mu.Lock(); defer b.mu.Unlock(); return 
 
 const routeID = "https://up.example.com/mcp"
 
-func testConfig(t testing.TB, p *provider, style string) *config.Config {
-	t.Helper()
-	cfg, err := config.Parse([]byte(testConfigYAML(p, style)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
 // testConfigYAML is the configuration of the tests: an mcp.client route and one
 // upstream_oauth2 route whose provider is p.
 func testConfigYAML(p *provider, style string) string {
