@@ -19,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -39,9 +40,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "demoapp:", err)
 		os.Exit(2)
 	}
-	log.Printf("demo app on http://%s (public URL %s)", *addr, *gateway)
-	hs := &http.Server{Addr: *addr, Handler: app.routes(), ReadHeaderTimeout: 10 * time.Second}
-	log.Fatal(hs.ListenAndServe())
+	l, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("demo app on http://%s (public URL %s)", l.Addr(), *gateway)
+	fmt.Printf("READY http://%s\n", l.Addr())
+	hs := &http.Server{Handler: app.routes(), ReadHeaderTimeout: 10 * time.Second}
+	log.Fatal(hs.Serve(l))
 }
 
 // options configure the app.

@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -43,7 +44,12 @@ func main() {
 		os.Exit(2)
 	}
 	api := &api{allow: al, timeout: *timeout, logf: log.Printf}
-	log.Printf("LLM API stand-in on http://%s (sends tokens only to %s)", *addr, strings.Join(al.list(), ", "))
-	hs := &http.Server{Addr: *addr, Handler: api.routes(), ReadHeaderTimeout: 10 * time.Second}
-	log.Fatal(hs.ListenAndServe())
+	l, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("LLM API stand-in on http://%s (sends tokens only to %s)", l.Addr(), strings.Join(al.list(), ", "))
+	fmt.Printf("READY http://%s\n", l.Addr())
+	hs := &http.Server{Handler: api.routes(), ReadHeaderTimeout: 10 * time.Second}
+	log.Fatal(hs.Serve(l))
 }
