@@ -70,7 +70,7 @@ External Token: {{if .HasTE}}received (never shown; handed to the LLM API stand-
 {{if .ListError}}<p class="error list-error">{{.ListError}}</p>{{end}}
 {{if .Servers}}
 <table>
-<thead><tr><th>Server</th><th>URL</th><th>Upstream account</th><th></th></tr></thead>
+<thead><tr><th>Server</th><th>URL</th><th>Connected</th><th></th></tr></thead>
 <tbody>
 {{range .Servers}}<tr class="server" data-url="{{.URL}}">
 <td class="server-name">{{.Name}}</td>
