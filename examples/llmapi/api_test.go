@@ -28,7 +28,7 @@ func TestAllowlist_MatchesOriginsExactly(t *testing.T) {
 		{"https://mcp.example.com/mcp", true},
 		{"https://mcp.example.com:443/mcp", true},
 		{"https://MCP.EXAMPLE.COM/mcp", true},
-		{"http://mcp.example.com/mcp", false},      // another scheme
+		{"http://mcp.example.com/mcp", false},       // another scheme
 		{"https://mcp.example.com:8443/mcp", false}, // another port
 		{"http://127.0.0.2:8402/mcp", false},
 		{"http://127.0.0.2/mcp", false},
