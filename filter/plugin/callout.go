@@ -83,7 +83,7 @@ func (s *stream) onCheckResponse(key cacheKey, resp CallResponse) {
 		}
 	case checkapi.StatusUpstreamRequired:
 		s.refuse(metricDenied, policy.ReasonUpstreamAuthorizationRequired)
-		s.replyUpstreamRequired(res.Get(checkapi.FieldConnectURL).String())
+		s.replyUpstreamRequired()
 	}
 }
 

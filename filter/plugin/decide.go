@@ -64,7 +64,7 @@ func (s *stream) rewriteHeaders(b *bundle) bool {
 		s.stripSessionCookie()
 		if s.route.UpstreamOAuth2 {
 			if b.upstreamToken == "" {
-				s.replyUpstreamRequired("")
+				s.replyUpstreamRequired()
 				return false
 			}
 			s.h.SetRequestHeader("authorization", "Bearer "+b.upstreamToken)

@@ -118,10 +118,20 @@ type MCPClient struct{}
 
 // UpstreamOAuth2 configures the upstream OAuth flow of an MCP server route.
 type UpstreamOAuth2 struct {
-	ClientID     string         `yaml:"client_id"`
-	ClientSecret string         `yaml:"client_secret"`
-	Endpoint     OAuth2Endpoint `yaml:"endpoint"`
-	Scopes       []string       `yaml:"scopes"`
+	ClientID string `yaml:"client_id"`
+	// ClientSecret is optional: without it (and without ClientSecretFile) the gateway is a
+	// public client at the upstream provider and relies on PKCE.
+	ClientSecret string `yaml:"client_secret"`
+	// ClientSecretFile is a file holding the client secret (instead of ClientSecret).
+	ClientSecretFile string         `yaml:"client_secret_file"`
+	Endpoint         OAuth2Endpoint `yaml:"endpoint"`
+	Scopes           []string       `yaml:"scopes"`
+	// Issuer is the provider's issuer identifier; when set, the `iss` of the authorization
+	// response (RFC 9207) must equal it.
+	Issuer string `yaml:"issuer"`
+
+	// ClientSecretResolved is client_secret or the content of client_secret_file.
+	ClientSecretResolved string `yaml:"-"`
 }
 
 // OAuth2Endpoint is an upstream provider's endpoints.

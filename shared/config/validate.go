@@ -73,6 +73,7 @@ func (c *Config) Validate() error {
 			e.add("routes["+strconv.Itoa(i)+"]", "%v", err)
 		}
 	}
+	c.validatePublicUpstreamClients(e)
 	return e.err()
 }
 
@@ -162,15 +163,7 @@ func (c *Config) validateRoute(e *Error, i int, seen map[string]int) {
 			e.add(key+".mcp.server.max_request_bytes", "must be positive")
 		}
 		if u := s.UpstreamOAuth2; u != nil {
-			k := key + ".mcp.server.upstream_oauth2"
-			if u.ClientID == "" {
-				e.add(k+".client_id", "is required")
-			}
-			checkPublicURL(e, k+".endpoint.auth_url", u.Endpoint.AuthURL, false)
-			checkPublicURL(e, k+".endpoint.token_url", u.Endpoint.TokenURL, false)
-			if a := u.Endpoint.AuthStyle; a != "" && a != "header" && a != "params" {
-				e.add(k+".endpoint.auth_style", "must be header or params, got %q", a)
-			}
+			validateUpstreamOAuth2(e, key+".mcp.server.upstream_oauth2", u)
 		}
 	}
 }

@@ -31,6 +31,9 @@ const (
 	Connect = "/.gateway/mcp/connect"
 	// UpstreamCallback is the redirect URI operators register at an upstream OAuth provider.
 	UpstreamCallback = "/.gateway/mcp/oauth2/callback"
+	// Disconnect removes the user's Internal Tokens (docs/pattern-2-upstream-oauth.md), on
+	// mcp.server hosts: GET shows a confirmation form, its POST disconnects.
+	Disconnect = "/.gateway/mcp/disconnect"
 
 	// SignIn starts browser sign-in for the route host; Handoff completes the cross-host
 	// hand-over of a session from the authenticate host; SignOut ends the session.

@@ -36,7 +36,7 @@ const (
 	ReasonRequestAmbiguous              // "request-ambiguous": an ambiguous path, a session header or parameter given twice (400)
 	ReasonRouteNotFound                 // "route-not-found": no route for the path on a route host (404)
 	ReasonTokenServiceUnavailable       // "token-service-unavailable": the token service could not decide (503)
-	ReasonUpstreamAuthorizationRequired // "upstream-authorization-required": the user has not connected the upstream (403)
+	ReasonUpstreamAuthorizationRequired // "upstream-authorization-required": the user has no usable Internal Token for the upstream (401 invalid_token)
 
 	numReasons
 )

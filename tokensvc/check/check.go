@@ -12,7 +12,6 @@ import (
 
 	"github.com/mcpmesh/gateway/shared/checkapi"
 	"github.com/mcpmesh/gateway/shared/config"
-	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/shared/pluginconf"
 	"github.com/mcpmesh/gateway/shared/policy"
 	"github.com/mcpmesh/gateway/tokensvc/assertion"
@@ -23,7 +22,8 @@ import (
 )
 
 // ErrUpstreamRequired means the user has no usable Internal Token for the route: they must
-// (re)connect through paths.Connect.
+// (re)connect (paths.Connect, or the authorization flow of an MCP client). The check answers
+// invalid_token.
 var ErrUpstreamRequired = errors.New("check: upstream connection required")
 
 // Store is what Checker reads: sessions and browser cookies.
@@ -48,7 +48,8 @@ type Signer interface {
 
 // UpstreamTokens supplies Internal Tokens (TIs).
 type UpstreamTokens interface {
-	// Token returns the current TI of subject for routeID and its expiry (zero: unknown).
+	// Token returns the current TI of subject for routeID and until when it may be used
+	// (zero: unknown).
 	// It returns an error wrapping ErrUpstreamRequired when there is none or it can no
 	// longer be used. It must be fast: the check API calls it on every cache miss.
 	Token(ctx context.Context, subject, routeID string) (string, time.Time, error)
@@ -168,17 +169,19 @@ func (c *Checker) Check(ctx context.Context, req *checkapi.Request) (*checkapi.R
 	if ri.Upstream {
 		ti, exp, err := c.upstream.Token(ctx, sess.Subject, ri.ID)
 		if errors.Is(err, ErrUpstreamRequired) {
+			// No usable Internal Token (never connected, disconnected, or refused by the
+			// provider): the client signs in again, and the authorization flow runs the
+			// upstream connect (docs/pattern-2-upstream-oauth.md).
 			return nil, &Refusal{Response: &checkapi.Response{
 				Status: checkapi.StatusUpstreamRequired, Identity: resp.Identity,
-				ConnectURL: ri.Origin + paths.Connect + "?redirect_url=",
-				Error:      "upstream_required", ErrorDescription: "connect the upstream service first",
+				Error: "invalid_token", ErrorDescription: "the upstream service must be connected again: sign in again",
 			}}
 		}
 		if err != nil {
 			return nil, serverError(err)
 		}
 		resp.UpstreamToken = ti
-		expires = earliest(expires, exp)
+		expires = earliest(expires, exp) // the bundle never outlives the TI it carries
 	}
 	if !now.Before(expires) {
 		return nil, invalidToken("the credential has expired")

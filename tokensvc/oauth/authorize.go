@@ -120,6 +120,17 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 	}
 	req.SessionID = sess.ID
 	s.touchClient(ctx, client)
+	// Pattern 2: the user connects the upstream accounts this client's MCP servers need
+	// before the client gets a code, then comes back to this request.
+	if s.upstream != nil && !promptNone {
+		returnTo := paths.Authorize + "?" + r.URL.RawQuery
+		if r.Method == http.MethodPost {
+			returnTo = paths.Authorize + "?" + params.Encode()
+		}
+		if s.upstream.BeforeCode(w, r, sess, req.Resource, returnTo) {
+			return
+		}
+	}
 
 	if client.Kind == store.ClientStatic {
 		s.issueCode(w, r, req, sess)

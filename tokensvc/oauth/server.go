@@ -89,6 +89,8 @@ type Server struct {
 	trustedProxyHops int
 	// events receives metrics events (WithEvents).
 	events Events
+	// upstream chains upstream OAuth before a code is issued (WithUpstream); nil: none.
+	upstream Upstream
 }
 
 // Option configures a Server.

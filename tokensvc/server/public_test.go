@@ -16,6 +16,7 @@ import (
 	"github.com/mcpmesh/gateway/tokensvc/reqid"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
+	"github.com/mcpmesh/gateway/tokensvc/upstream"
 )
 
 func TestPublic_ForgedHostIsMisdirected(t *testing.T) {
@@ -132,13 +133,33 @@ func TestRoutes_ListsServersWithConnectedState(t *testing.T) {
 			t.Errorf("servers[%d] = %+v, want %+v", i, list.Servers[i], want[i])
 		}
 	}
-	// After connecting the upstream, GitHub is connected.
+	// After connecting the upstream, GitHub is connected; a row that does not open is not.
 	if err := e.store.PutUpstreamToken(context.Background(), store.UpstreamToken{Subject: "alice", RouteID: ghRoute, Sealed: []byte("x"), UpdatedAt: e.clock.now()}); err != nil {
+		t.Fatal(err)
+	}
+	_ = json.NewDecoder(get("app.example.com", tok).Body).Decode(&list)
+	if list.Servers[2].Connected {
+		t.Error("GitHub connected with a stored TI that does not open")
+	}
+	if err := e.srv.Upstream().SaveToken(context.Background(), "alice", ghRoute, upstream.Token{AccessToken: "ti", Expiry: e.clock.now().Add(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	_ = json.NewDecoder(get("app.example.com", tok).Body).Decode(&list)
 	if !list.Servers[2].Connected {
 		t.Error("GitHub not connected after storing a TI")
+	}
+	// Expired and not refreshable: not connected; refreshable: connected.
+	e.clock.add(2 * time.Minute)
+	_ = json.NewDecoder(get("app.example.com", tok).Body).Decode(&list)
+	if list.Servers[2].Connected {
+		t.Error("GitHub connected with an expired TI without a refresh token")
+	}
+	if err := e.srv.Upstream().SaveToken(context.Background(), "alice", ghRoute, upstream.Token{AccessToken: "ti", RefreshToken: "rt", Expiry: e.clock.now().Add(-time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	_ = json.NewDecoder(get("app.example.com", tok).Body).Decode(&list)
+	if !list.Servers[2].Connected {
+		t.Error("GitHub not connected with an expired but refreshable TI")
 	}
 
 	for name, tc := range map[string]struct {

@@ -44,7 +44,7 @@ func recordCases() []Case {
 		refused("UnknownPathIsRecordedAsRouteNotFound", get("tiny.example.com", "/other", alice), 404, "route-not-found", "GET", "", 0),
 		refused("TokenServiceDownIsRecordedAsUnavailable", post(mcp, "/mcp", toolsList, bearer(TokenServiceDown)), 503, "token-service-unavailable", "POST", "", 1),
 		refused("TokenServiceGarbageIsRecordedAsUnavailable", get(mcp, "/mcp", bearer(TokenGarbage)), 503, "token-service-unavailable", "GET", "", 1),
-		refused("UpstreamNotConnectedIsRecorded", post("up.example.com", "/mcp", toolsList, bearer(TokenNoUpstream)), 403, "upstream-authorization-required", "POST", "", 1),
+		refused("UpstreamNotConnectedIsRecorded", post("up.example.com", "/mcp", toolsList, bearer(TokenNoUpstream)), 401, "upstream-authorization-required", "POST", "", 1),
 		refused("SecondSessionHeaderIsRecordedAsAmbiguous", get(mcp, "/mcp", alice, [2]string{"mcp-session-id", "a"}, [2]string{"mcp-session-id", "b"}), 400, "request-ambiguous", "GET", "alice", 1),
 		{
 			Name: "TraceContextGoesOnTheCheckCall",

@@ -150,7 +150,7 @@ func AnswerCheck(key string, body []byte) CheckAnswer {
 		return ok("bob", "bob@other.org", nil)
 	case req.Token == TokenNoUpstream && upstream:
 		return answer(checkapi.Response{Status: checkapi.StatusUpstreamRequired, Identity: &checkapi.Identity{Subject: "carol"},
-			ConnectURL: "https://up.example.com/.gateway/mcp/connect?redirect_url="})
+			Error: "invalid_token"})
 	case req.Token == TokenServiceDown:
 		return CheckAnswer{Fail: true}
 	case req.Token == TokenGarbage:
