@@ -117,8 +117,12 @@ type serverView struct {
 }
 
 // views adds the Connect and Disconnect links of each server: the gateway's endpoints on the
-// server route's host, which send the browser back to this page. A server whose URL is not
-// http(s) gets no links.
+// server route's host, which send the browser back to this page. Connect names the server
+// (route=), so that exactly its upstream flow runs. Disconnect does not: the listing does not
+// say which servers have an upstream account, and a disconnect without route= removes the
+// user's upstream tokens of every server on that host (none on a host without upstream
+// accounts) instead of refusing an unknown route. A server whose URL is not http(s) gets no
+// links.
 func (a *app) views(servers []listedServer) []serverView {
 	out := make([]serverView, 0, len(servers))
 	back := url.QueryEscape(a.home())
@@ -126,7 +130,7 @@ func (a *app) views(servers []listedServer) []serverView {
 		v := serverView{listedServer: s}
 		if u, err := url.Parse(s.URL); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil {
 			o := u.Scheme + "://" + u.Host
-			v.ConnectURL = o + connectPath + "?redirect_url=" + back
+			v.ConnectURL = o + connectPath + "?redirect_url=" + back + "&route=" + url.QueryEscape(s.URL)
 			v.DisconnectURL = o + disconnectPath + "?redirect_url=" + back
 		}
 		out = append(out, v)

@@ -130,7 +130,7 @@ func TestApp_PageEscapesAndLinks(t *testing.T) {
 			t.Errorf("the page contains %q unescaped", bad)
 		}
 	}
-	want := `href="http://127.0.0.2:8401/.gateway/mcp/connect?redirect_url=` + url.QueryEscape(g.srv.URL+"/") + `"`
+	want := `href="http://127.0.0.2:8401/.gateway/mcp/connect?redirect_url=` + url.QueryEscape(g.srv.URL+"/") + "&route=" + url.QueryEscape("http://127.0.0.2:8401/mcp") + `"`
 	if !strings.Contains(body, strings.ReplaceAll(want, "&", "&amp;")) {
 		t.Errorf("the page has no Connect link %s:\n%s", want, body)
 	}

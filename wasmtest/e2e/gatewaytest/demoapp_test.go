@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/tokensvc/server"
@@ -94,6 +95,7 @@ idp_provider_url: %s
 idp_client_id: %s
 idp_client_secret: %s
 storage: {type: sqlite, path: %s}
+token_service: {check_cache_ttl: 1s}
 routes:
   - name: Demo MCP server
     from: %s
@@ -245,7 +247,71 @@ func TestDemoApp_Pattern3InChromium(t *testing.T) {
 	demoAppPattern3ConnectSteps(t, d, b, shot)
 }
 
-// demoAppPattern3ConnectSteps: Connect, the upstream account through the stand-in, Disconnect.
+// demoAppPattern3ConnectSteps: Connect each upstream server (auth_style header, then params),
+// the upstream account through the stand-in, Disconnect.
 func demoAppPattern3ConnectSteps(t *testing.T, d *demoStack, b *harness.Chromium, shot func(string)) {
 	t.Helper()
+	home := d.AppURL + "/"
+	wantAccount := func(server string) {
+		t.Helper()
+		kind, text := demoCallTool(t, b, d.AppURL, server, "upstream_whoami", `{}`)
+		if kind != "result" || !strings.Contains(text, `"upstream_sub":"`+upstreamUser.Sub+`"`) || !strings.Contains(text, upstreamUser.Email) {
+			t.Fatalf("upstream_whoami on %s shows %s %q, want the upstream account %s", server, kind, text, upstreamUser.Sub)
+		}
+	}
+
+	// Connect the header-style server: the gateway signs the browser in on the server's host,
+	// runs the upstream provider's flow, and sends it back to the app.
+	if u := b.Click(fmt.Sprintf(`tr.server[data-url=%q] a.connect`, d.UpURL), home); u != home {
+		t.Fatalf("after Connect the browser is at %s, want %s", u, home)
+	}
+	for url, want := range map[string]string{d.DemoURL: "connected", d.UpURL: "connected", d.Up2URL: "not connected"} {
+		if got := serverState(b, url); got != want {
+			t.Errorf("after Connect of %s, server %s shows %q, want %q", d.UpURL, url, got, want)
+		}
+	}
+	shot("4-connected")
+	// The tool call through the stand-in reaches the server with the user's upstream token.
+	wantAccount(d.UpURL)
+	shot("5-upstream-account")
+
+	// The params-style server: its own flow, its own token.
+	if u := b.Click(fmt.Sprintf(`tr.server[data-url=%q] a.connect`, d.Up2URL), home); u != home {
+		t.Fatalf("after the second Connect the browser is at %s, want %s", u, home)
+	}
+	for _, url := range []string{d.UpURL, d.Up2URL} {
+		if got := serverState(b, url); got != "connected" {
+			t.Errorf("after both Connects, server %s shows %q, want connected", url, got)
+		}
+	}
+	wantAccount(d.Up2URL)
+
+	// Disconnect: the gateway's confirmation page on the server's host, then its form.
+	upOrigin := strings.TrimSuffix(d.UpURL, "/mcp")
+	if u := b.Click(fmt.Sprintf(`tr.server[data-url=%q] a.disconnect`, d.UpURL), upOrigin+"/.gateway/mcp/disconnect"); !strings.HasPrefix(u, upOrigin+"/.gateway/mcp/disconnect") {
+		t.Fatalf("Disconnect went to %s", u)
+	}
+	shot("6-disconnect-confirmation")
+	if u := b.Click(`form button[type=submit]`, home); u != home {
+		t.Fatalf("after the disconnect form the browser is at %s, want %s", u, home)
+	}
+	for url, want := range map[string]string{d.DemoURL: "connected", d.UpURL: "not connected", d.Up2URL: "not connected"} {
+		if got := serverState(b, url); got != want {
+			t.Errorf("after Disconnect, server %s shows %q, want %q", url, got, want)
+		}
+	}
+	shot("7-disconnected")
+	// The data path follows once the filter's cached decision (with the TI) expires: at most
+	// token_service.check_cache_ttl (1 s here) after the disconnect.
+	time.Sleep(1500 * time.Millisecond)
+	if kind, text := demoCallTool(t, b, d.AppURL, d.UpURL, "upstream_whoami", `{}`); kind != "denied" {
+		t.Errorf("upstream_whoami after Disconnect shows %s %q, want denied", kind, text)
+	}
+
+	// No page the browser was sent to carried a token in its URL.
+	for _, nav := range b.Navigations() {
+		if strings.Contains(nav.URL, "access_token") || strings.Contains(nav.URL, "refresh_token") {
+			t.Errorf("a navigation carried a token: %s", nav.URL)
+		}
+	}
 }
