@@ -167,7 +167,8 @@ type toolForm struct {
 type callView struct {
 	Server, Tool string
 	// Kind is "result", "tool-error" (the tool's own error result), "denied" (the gateway
-	// refused: HTTP 401/403 or a JSON-RPC refusal) or "failed".
+	// refused: HTTP 401/403, or a tool result the gateway wrote in the tool's place) or
+	// "failed".
 	Kind          string
 	Text          string
 	GatewayStatus int
@@ -228,6 +229,7 @@ func (a *app) call(w http.ResponseWriter, r *http.Request) {
 type llmAnswer struct {
 	OK            bool   `json:"ok"`
 	IsError       bool   `json:"is_error"`
+	Denied        bool   `json:"denied"`
 	Text          string `json:"text"`
 	Error         string `json:"error"`
 	GatewayStatus int    `json:"gateway_status"`
@@ -258,24 +260,19 @@ func (a *app) callLLM(ctx context.Context, te string, form toolForm) *callView {
 	}
 	cv.GatewayStatus = ans.GatewayStatus
 	switch {
+	case ans.OK && ans.Denied:
+		// The gateway answered a denied tools/call as the tool's error result.
+		cv.Kind, cv.Text = "denied", ans.Text
 	case ans.OK && !ans.IsError:
 		cv.Kind, cv.Text = "result", ans.Text
 	case ans.OK:
 		cv.Kind, cv.Text = "tool-error", ans.Text
-		if deniedByGateway(ans.Text) {
-			cv.Kind = "denied"
-		}
-	case ans.GatewayStatus == http.StatusForbidden || ans.GatewayStatus == http.StatusUnauthorized:
+	case ans.Denied:
 		cv.Kind, cv.Text = "denied", gatewayMessage(ans.GatewayBody, ans.Error)
 	default:
 		cv.Text = ans.Error
 	}
 	return cv
-}
-
-// deniedByGateway recognises the gateway's policy refusal when it comes as a tool error result.
-func deniedByGateway(text string) bool {
-	return strings.Contains(text, "gateway policy")
 }
 
 // gatewayMessage returns the message of the gateway's JSON-RPC (or OAuth) refusal body, or

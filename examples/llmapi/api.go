@@ -40,12 +40,19 @@ type callResult struct {
 	OK      bool   `json:"ok"`
 	IsError bool   `json:"is_error,omitempty"`
 	Text    string `json:"text,omitempty"`
+	// Denied is true when the gateway refused the call: an HTTP 401 or 403, or a tool result
+	// the gateway wrote in the tool's place (marked by the _meta member deniedMetaKey).
+	Denied bool `json:"denied,omitempty"`
 	// Error says why there is no result; GatewayStatus is the HTTP status of the refusal
 	// (e.g. 403 from the gateway's policy) and GatewayBody the start of its body.
 	Error         string `json:"error,omitempty"`
 	GatewayStatus int    `json:"gateway_status,omitempty"`
 	GatewayBody   string `json:"gateway_body,omitempty"`
 }
+
+// deniedMetaKey is the _meta member of a tool result that the gateway wrote in the tool's
+// place when its policy denied the call (docs/filter.md).
+const deniedMetaKey = "dev.mcpmesh/denial"
 
 // allowlist is the set of origins the stand-in sends tokens to.
 type allowlist map[string]bool
@@ -221,7 +228,8 @@ func (a *api) call(ctx context.Context, u *url.URL, te string, req callRequest) 
 			text.WriteString(t.Text)
 		}
 	}
-	return callResult{OK: true, IsError: out.IsError, Text: truncate(text.String(), maxResultText)}
+	_, denied := out.Meta[deniedMetaKey]
+	return callResult{OK: true, IsError: out.IsError, Denied: out.IsError && denied, Text: truncate(text.String(), maxResultText)}
 }
 
 // bearerTransport adds the token to requests to allowed origins (and refuses the others),
@@ -266,15 +274,17 @@ func (t *bearerTransport) failure(step string, err error) callResult {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return callResult{
+		Denied:        t.lastStatus == http.StatusUnauthorized || t.lastStatus == http.StatusForbidden,
 		Error:         truncate(step+": "+err.Error(), maxErrorBody),
 		GatewayStatus: t.lastStatus,
 		GatewayBody:   truncate(t.lastBody, maxErrorBody),
 	}
 }
 
+// truncate cuts s to at most n bytes (and valid UTF-8).
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "…"
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }

@@ -66,6 +66,15 @@ func mcpServer(t *testing.T, auths *[]string) *httptest.Server {
 	}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
 	})
+	// What the gateway answers in the tool's place when its policy denies a tools/call.
+	mcp.AddTool(s, &mcp.Tool{Name: "denied"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Denied by the MCP gateway"}},
+			Meta: mcp.Meta{deniedMetaKey: map[string]any{"tool": "denied"}}}, nil, nil
+	})
+	// A tool's own error.
+	mcp.AddTool(s, &mcp.Tool{Name: "fails"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "disk full"}}}, nil, nil
+	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		*auths = append(*auths, r.Header.Get("Authorization"))
@@ -98,6 +107,12 @@ func TestToolCall_SendsTheTokenToAnAllowedServer(t *testing.T) {
 	code, res := post(t, a.routes(), "Bearer the-te", `{"server_url":"`+srv.URL+`/mcp","tool":"echo","arguments":{"text":"hi"}}`)
 	if code != 200 || !res.OK || res.IsError || res.Text != "hi" {
 		t.Fatalf("answer %d %+v, want the result hi", code, res)
+	}
+	if _, res := post(t, a.routes(), "Bearer the-te", `{"server_url":"`+srv.URL+`/mcp","tool":"denied"}`); !res.OK || !res.IsError || !res.Denied {
+		t.Errorf("the gateway's denial result: %+v, want denied", res)
+	}
+	if _, res := post(t, a.routes(), "Bearer the-te", `{"server_url":"`+srv.URL+`/mcp","tool":"fails"}`); !res.OK || !res.IsError || res.Denied || res.Text != "disk full" {
+		t.Errorf("the tool's own error: %+v, want an error result, not a denial", res)
 	}
 	if len(auths) == 0 {
 		t.Fatal("the server got no request")
@@ -169,7 +184,7 @@ func TestToolCall_ReportsTheGatewaysRefusal(t *testing.T) {
 	al, _ := newAllowlist([]string{gw.URL})
 	a := &api{allow: al, timeout: 5 * time.Second, logf: t.Logf}
 	_, res := post(t, a.routes(), "Bearer te", `{"server_url":"`+gw.URL+`/mcp","tool":"x"}`)
-	if res.OK || res.GatewayStatus != http.StatusForbidden || !strings.Contains(res.GatewayBody, "does not allow the tool") {
+	if res.OK || !res.Denied || res.GatewayStatus != http.StatusForbidden || !strings.Contains(res.GatewayBody, "does not allow the tool") {
 		t.Fatalf("answer %+v, want the 403 and its body", res)
 	}
 }
