@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -245,6 +246,21 @@ func TestDemoApp_Pattern3InChromium(t *testing.T) {
 	}
 
 	demoAppPattern3ConnectSteps(t, d, b, shot)
+
+	// Straight to the app, not through the gateway, with a forged assertion and a token: 401,
+	// and nothing of the forged identity on the page.
+	req, _ := http.NewRequest(http.MethodGet, d.AppBackend+"/", nil)
+	req.Header.Set("X-Gateway-Assertion", "eyJhbGciOiJub25lIn0.eyJzdWIiOiJtYWxsb3J5IiwiZW1haWwiOiJtYWxsb3J5QGV4YW1wbGUuY29tIn0.")
+	req.Header.Set("Authorization", "Bearer forged")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || strings.Contains(string(body), "mallory") {
+		t.Errorf("a forged assertion straight to the app: %d %q, want 401", resp.StatusCode, body)
+	}
 }
 
 // demoAppPattern3ConnectSteps: Connect each upstream server (auth_style header, then params),
