@@ -300,7 +300,7 @@ func (s *Service) post(ctx context.Context, rt *Route, form url.Values, style au
 			body.Set("client_secret", secret)
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.Endpoint.TokenURL, strings.NewReader(body.Encode()))
 	if err != nil {
@@ -317,7 +317,7 @@ func (s *Service) post(ctx context.Context, rt *Route, form url.Values, style au
 	if err != nil {
 		reason := "no response"
 		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
-			reason = fmt.Sprintf("no complete response within %s", CallTimeout)
+			reason = fmt.Sprintf("no complete response within %s", s.callTimeout)
 		}
 		return Token{}, &TokenError{Endpoint: endpoint, Reason: reason}
 	}
@@ -329,7 +329,7 @@ func (s *Service) post(ctx context.Context, rt *Route, form url.Values, style au
 	if err != nil {
 		reason := "the response could not be read"
 		if ctx.Err() != nil {
-			reason = fmt.Sprintf("no complete response within %s", CallTimeout)
+			reason = fmt.Sprintf("no complete response within %s", s.callTimeout)
 		}
 		return Token{}, &TokenError{Endpoint: endpoint, Status: resp.StatusCode, Reason: reason}
 	}

@@ -70,6 +70,7 @@ type Service struct {
 	sessions      Sessions
 	stateKey      []byte
 	http          *http.Client
+	callTimeout   time.Duration // CallTimeout; shorter in tests
 	now           func() time.Time
 	log           *slog.Logger
 
@@ -96,7 +97,7 @@ func New(cfg *config.Config, st store.Store, sealer *secret.Sealer, sessions Ses
 	s := &Service{
 		routes: map[string]*Route{}, byHost: map[string][]*Route{}, clientOrigins: map[string]bool{},
 		store: st, sealer: sealer, sessions: sessions, stateKey: cfg.DeriveKey("upstream-connect-state"),
-		http: newHTTPClient(), now: time.Now, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		http: newHTTPClient(), callTimeout: CallTimeout, now: time.Now, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		flights: map[flightKey]*flight{},
 	}
 	for i := range cfg.Routes {
