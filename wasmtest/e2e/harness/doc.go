@@ -28,22 +28,18 @@
 //     any port (RFC 8252 section 7.3), so http://127.0.0.1/callback/path can be registered before
 //     the gateway's port is known. With IDPOptions.Registration and Resources it also acts as an
 //     MCP authorization server (dynamic registration, RFC 8707 JWT access tokens).
-//
 //   - [StartEverythingServer] builds (once per test binary, into wasmtest/e2e/.work/bin) and
 //     runs the Go SDK's conformance/everything-server with -stateless=false on a free loopback
 //     port and returns http://127.0.0.1:PORT/mcp.
-//
 //   - [RunConformance] runs `conformance server --url` on Node 22 and returns the totals of its
 //     "Total: N passed, M failed" line; with a token, wasmtest/e2e/node/auth-preload.mjs (an
 //     undici global dispatcher) adds "Authorization: Bearer <token>" to every request to the
 //     URL's origin. [RunConformanceWith] adds suite/scenario options and per-scenario counts.
 //     Baseline, suite 0.1.16 "active" against the everything-server of go-sdk v1.8.0 with no
 //     gateway: 40 passed, 0 failed in 30 scenarios (the "all" suite: 44 passed, 0 failed).
-//
 //   - [Browser] follows redirects with a cookie jar, stops at a redirect URI prefix without
 //     requesting it, and submits HTML forms ([ParseForms]); [Browser.Authorize] clicks the
 //     consent button on the way.
-//
 //   - [RunTSClient] runs wasmtest/e2e/node/ts-client.mjs, the TypeScript SDK client flow:
 //     401, protected resource metadata, authorization server metadata, dynamic registration (or
 //     a pre-registered client), authorization with PKCE through its own headless browser to a
@@ -52,7 +48,6 @@
 //     auth.AuthorizationCodeHandler, its AuthorizationCodeFetcher driving a [Browser]. Both
 //     return a [ClientResult]; ClientOptions.BeforeRefresh lets a test act (e.g. disable the
 //     account) between the first call and the refresh.
-//
 //   - [StartTSServers] runs wasmtest/e2e/node/ts-servers.mjs: the TypeScript SDK's servers as
 //     upstreams, Streamable HTTP in stateful mode under createMcpExpressApp (its body-parser
 //     decodes any utf-* charset the Content-Type names) at /ts and the legacy HTTP+SSE
@@ -62,12 +57,20 @@
 //     request the servers saw.
 //
 //   - [StartChromium] runs Debian's headless chromium (build/install-chromium.sh, from
-//     `make e2e-deps`; GATEWAY_CHROMIUM overrides /usr/bin/chromium) driven by
-//     playwright-core 1.65.1 through wasmtest/e2e/node/chromium.mjs: one page whose cookies persist across a
+//     `make e2e-deps`; GATEWAY_CHROMIUM overrides /usr/bin/chromium) driven by playwright-core
+//     1.65.1 through wasmtest/e2e/node/chromium.mjs: one page whose cookies persist across a
 //     test's steps, with Goto, Click (optionally waiting for a URL after a redirect chain),
 //     Fill, Select, Text, Texts, Attr, Count, Screenshot and Navigations. The test fails when
 //     chromium is missing.
+//   - [StartExample] builds (once per test binary) and runs a quick-start program of examples/
+//     (demomcp, demoapp, llmapi) on a free loopback port and returns its URL.
 //
+//   - [StartChromium] runs Debian's headless chromium (build/install-chromium.sh, from
+//     `make e2e-deps`; GATEWAY_CHROMIUM overrides /usr/bin/chromium) driven by
+//     playwright-core (pinned in package.json) through wasmtest/e2e/node/chromium.mjs: one page
+//     whose cookies persist across a test's steps, with Goto, Click (optionally waiting for a
+//     URL after a redirect chain), Fill, Select, Text, Texts, Attr, Count, Screenshot and
+//     Navigations. The test fails when chromium is missing.
 //   - [StartExample] builds (once per test binary) and runs a quick-start program of examples/
 //     (demomcp, demoapp, llmapi) on a free loopback port and returns its URL.
 //
