@@ -55,7 +55,6 @@
 //     /legacy/messages, with the tools echo, drop_database and whoami. [TSServers.Log] returns
 //     every tool run (tool, arguments, session, user of the X-Gateway-Assertion), session and
 //     request the servers saw.
-//
 //   - [StartChromium] runs Debian's headless chromium (build/install-chromium.sh, from
 //     `make e2e-deps`; GATEWAY_CHROMIUM overrides /usr/bin/chromium) driven by
 //     playwright-core (pinned in package.json) through wasmtest/e2e/node/chromium.mjs: one page
