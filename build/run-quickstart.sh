@@ -29,7 +29,12 @@ node wasmtest/e2e/node/idp.mjs "$upstream_config" > "$out/upstream-idp.log" 2>&1
 pids+=($!)
 "$out/demomcp" -addr 127.0.0.1:8410 -upstream-userinfo http://127.0.0.1:8415/me > "$out/demomcp.log" 2>&1 &
 pids+=($!)
-"$out/llmapi" -addr 127.0.0.1:8413 -allow-origin http://127.0.0.2:8401 -allow-origin http://127.0.0.4:8412 > "$out/llmapi.log" 2>&1 &
+# The LLM API stand-in sends the user's token only to the gateway's MCP route origins (either
+# scheme of 127.0.0.2:8401, so that an https route keeps working; it trusts the quick start's
+# development CA when there is one).
+llm_env=()
+[ -f "$out/tls/ca.pem" ] && llm_env=(SSL_CERT_FILE="$out/tls/ca.pem")
+env "${llm_env[@]}" "$out/llmapi" -addr 127.0.0.1:8413 -allow-origin http://127.0.0.2:8401 -allow-origin https://127.0.0.2:8401 -allow-origin http://127.0.0.4:8412 > "$out/llmapi.log" 2>&1 &
 pids+=($!)
 "$out/demoapp" -addr 127.0.0.1:8411 -gateway http://127.0.0.3:8402 -issuer http://127.0.0.1:8400 -llmapi http://127.0.0.1:8413 > "$out/demoapp.log" 2>&1 &
 pids+=($!)
