@@ -68,6 +68,10 @@ type IDPOptions struct {
 	Registration  bool
 	Resources     []string
 	ResourceScope string
+	// StrictClientAuth makes the token endpoint accept each client only with its registered
+	// TokenEndpointAuthMethod (oidc-provider itself accepts client_secret_basic and
+	// client_secret_post interchangeably).
+	StrictClientAuth bool
 }
 
 // DefaultRedirectURI is the redirect URI of the default IDP client.
@@ -100,6 +104,7 @@ type idpConfig struct {
 	Resources       []string    `json:"resources,omitempty"`
 	ResourceScope   string      `json:"resourceScope,omitempty"`
 	AdminToken      string      `json:"adminToken"`
+	StrictClient    bool        `json:"strictClientAuth,omitempty"`
 }
 
 // StartIDP starts the test OpenID provider on a free 127.0.0.1 port and waits until it
@@ -132,6 +137,7 @@ func StartIDP(t testing.TB, opts IDPOptions) *IDP {
 		Resources:       opts.Resources,
 		ResourceScope:   opts.ResourceScope,
 		AdminToken:      rand.Text(),
+		StrictClient:    opts.StrictClientAuth,
 	}
 	raw, err := json.Marshal(cfg)
 	if err != nil {

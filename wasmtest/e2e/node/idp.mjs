@@ -24,6 +24,10 @@
 //                   such a resource is a JWT whose aud is the resource (for MCP self-tests).
 //   resourceScope   space-separated scopes a resource accepts (default "mcp").
 //   adminToken      if set, /test/* requires "Authorization: Bearer <adminToken>".
+//   strictClientAuth true: the token, revocation and introspection endpoints accept a client
+//                   only with its registered method: a client_secret_basic client sending
+//                   its secret in the body, or a client_secret_post client sending HTTP
+//                   Basic, gets 401 invalid_client (oidc-provider itself takes either).
 //
 // Refresh tokens are issued when the client may use the refresh_token grant and offline_access
 // was requested; a request asking for offline_access without prompt=consent gets consent added
@@ -394,6 +398,41 @@ function addConsentForOfflineAccess(req, url) {
   req.url = url.pathname + url.search;
 }
 
+// enforceClientAuthMethod reads a token endpoint request's body (handing it on as req.body,
+// which oidc-provider then uses) and refuses a client authenticating with a method other than
+// its registered one. It answers the request itself and returns false when it refuses.
+async function enforceClientAuthMethod(req, res) {
+  const chunks = [];
+  let size = 0;
+  for await (const c of req) {
+    size += c.length;
+    if (size > 56 * 1024) {
+      send(res, 413, { error: 'invalid_request', error_description: 'request body too large' });
+      return false;
+    }
+    chunks.push(c);
+  }
+  const raw = Buffer.concat(chunks).toString('utf8');
+  req.body = raw;
+  const form = new URLSearchParams(raw);
+  const authz = req.headers.authorization ?? '';
+  const basic = /^basic /i.test(authz);
+  let clientId = form.get('client_id') ?? '';
+  if (basic) {
+    const decoded = Buffer.from(authz.slice(6).trim(), 'base64').toString('utf8');
+    clientId = decodeURIComponent(decoded.split(':')[0].replace(/\+/g, ' '));
+  }
+  const client = clients.find((c) => c.client_id === clientId);
+  const method = client?.token_endpoint_auth_method;
+  if ((method === 'client_secret_basic' && (!basic || form.has('client_secret')))
+    || (method === 'client_secret_post' && basic)) {
+    process.stderr.write(`idp: strictClientAuth: refused ${basic ? 'client_secret_basic' : 'client_secret_post'} for a ${method} client\n`);
+    send(res, 401, { error: 'invalid_client', error_description: `this client must authenticate with ${method}` });
+    return false;
+  }
+  return true;
+}
+
 const callback = provider.callback();
 server.on('request', (req, res) => {
   let url;
@@ -421,6 +460,10 @@ server.on('request', (req, res) => {
     return;
   }
   addConsentForOfflineAccess(req, url);
+  if (cfg.strictClientAuth && req.method === 'POST' && ['/token', '/token/revocation', '/token/introspection'].includes(url.pathname)) {
+    guard(enforceClientAuthMethod(req, res).then((ok) => { if (ok) callback(req, res); }));
+    return;
+  }
   callback(req, res);
 });
 
