@@ -46,14 +46,16 @@ func main() {
 	}
 	log.Printf("demo app on http://%s (public URL %s)", l.Addr(), *gateway)
 	fmt.Printf("READY http://%s\n", l.Addr())
-	hs := &http.Server{Handler: app.routes(), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: app.routes(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
 	log.Fatal(hs.Serve(l))
 }
 
 // options configure the app.
 type options struct {
 	Gateway, Issuer, JWKS, LLMAPI string
-	// Client makes the app's outgoing requests (default: 15 s timeout).
+	// Client makes the app's outgoing requests (default: 30 s timeout, longer than the LLM API
+	// stand-in's own 15 s for a tool call).
 	Client *http.Client
 }
 
@@ -71,7 +73,7 @@ func newApp(o options) (*app, error) {
 	}
 	client := o.Client
 	if client == nil {
-		client = &http.Client{Timeout: 15 * time.Second}
+		client = &http.Client{Timeout: 30 * time.Second}
 	}
 	v, err := assertion.NewVerifier(assertion.Config{JWKSURL: o.JWKS, Issuer: o.Issuer, Audience: pub.Host, HTTPClient: client})
 	if err != nil {

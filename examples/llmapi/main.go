@@ -50,6 +50,7 @@ func main() {
 	}
 	log.Printf("LLM API stand-in on http://%s (sends tokens only to %s)", l.Addr(), strings.Join(al.list(), ", "))
 	fmt.Printf("READY http://%s\n", l.Addr())
-	hs := &http.Server{Handler: api.routes(), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: api.routes(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: *timeout + 30*time.Second, IdleTimeout: 2 * time.Minute}
 	log.Fatal(hs.Serve(l))
 }
