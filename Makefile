@@ -41,9 +41,11 @@ test-python: sdk-deps
 sdk-deps:
 	@PYTHON=$(PYTHON) bash sdk/python/install-deps.sh
 
-## e2e-deps: Node packages and Node 22 used by the end-to-end tests (installed from npm)
+## e2e-deps: Node packages and Node 22 used by the end-to-end tests (installed from npm), and
+## Debian's chromium for the demo app's browser test (apt-get, only when missing)
 e2e-deps:
 	@if [ -f wasmtest/e2e/node/package.json ]; then bash wasmtest/e2e/node/install.sh; fi
+	@bash build/install-chromium.sh >/dev/null
 
 ## fuzz: a short run of every fuzz target (seed corpora live in testdata/fuzz)
 fuzz:

@@ -64,6 +64,14 @@
 //     /legacy/messages, with the tools echo, drop_database and whoami. [TSServers.Log] returns
 //     every tool run (tool, arguments, session, user of the X-Gateway-Assertion), session and
 //     request the servers saw.
+//   - [StartChromium] runs Debian's headless chromium (build/install-chromium.sh, from
+//     `make e2e-deps`; GATEWAY_CHROMIUM overrides /usr/bin/chromium) driven by
+//     playwright-core (pinned in package.json) through wasmtest/e2e/node/chromium.mjs: one page
+//     whose cookies persist across a test's steps, with Goto, Click (optionally waiting for a
+//     URL after a redirect chain), Fill, Select, Text, Texts, Attr, Count, Screenshot and
+//     Navigations. The test fails when chromium is missing.
+//   - [StartExample] builds (once per test binary) and runs a quick-start program of examples/
+//     (demomcp, demoapp, llmapi) on a free loopback port and returns its URL.
 //
 // Everything listens on 127.0.0.1 only. Processes started by the harness are stopped when the
 // test that started them ends (and killed by the kernel if the test binary dies), and their
