@@ -84,7 +84,7 @@ func TestEnvoy_QuickStartRenders(t *testing.T) {
 	for _, l := range bs.GetStaticResources().GetListeners() {
 		ports = append(ports, l.GetAddress().GetSocketAddress().GetPortValue())
 	}
-	if !slices.Equal(ports, []uint32{8400, 8401, 8402}) {
+	if !slices.Equal(ports, []uint32{8400, 8401, 8402, 8412}) { // authenticate, MCP, app, upstream-OAuth MCP {
 		t.Errorf("listener ports %v", ports)
 	}
 	endpoints := map[string]string{}
