@@ -29,6 +29,9 @@ type Record struct {
 	// one line and the value stays inside its field (strings and brackets must balance,
 	// control characters are refused, or null is written), but it may not be valid JSON.
 	MCPToolParametersValidated bool
+	// MCPProtocolVersion, MCPClientName and MCPClientVersion are the MCP revision the
+	// message was sent under and the client's clientInfo name and version ("" when unknown).
+	MCPProtocolVersion, MCPClientName, MCPClientVersion string
 }
 
 // AppendJSON appends r as one JSON object, with the fixed fields and then fields in order,
@@ -166,6 +169,9 @@ const (
 	kindMCPMethod
 	kindMCPTool
 	kindMCPToolParameters
+	kindMCPProtocolVersion
+	kindMCPClientName
+	kindMCPClientVersion
 )
 
 // kindOf returns the kind of f, or 0 if f is not selectable.
@@ -193,6 +199,12 @@ func kindOf(f Field) fieldKind {
 		return kindMCPTool
 	case FieldMCPToolParameters:
 		return kindMCPToolParameters
+	case FieldMCPProtocolVersion:
+		return kindMCPProtocolVersion
+	case FieldMCPClientName:
+		return kindMCPClientName
+	case FieldMCPClientVersion:
+		return kindMCPClientVersion
 	}
 	return 0
 }
@@ -224,6 +236,12 @@ func appendField(dst []byte, r *Record, k fieldKind, red *redactor) []byte {
 	case kindMCPToolParameters:
 		dst = append(dst, `,"mcp-tool-parameters":`...)
 		dst = appendParameters(dst, r.MCPToolParameters, r.MCPToolParametersValidated, red)
+	case kindMCPProtocolVersion:
+		dst = appendString(append(dst, `,"mcp-protocol-version":`...), r.MCPProtocolVersion)
+	case kindMCPClientName:
+		dst = appendString(append(dst, `,"mcp-client-name":`...), r.MCPClientName)
+	case kindMCPClientVersion:
+		dst = appendString(append(dst, `,"mcp-client-version":`...), r.MCPClientVersion)
 	}
 	return dst
 }
