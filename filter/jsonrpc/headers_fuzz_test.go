@@ -75,7 +75,7 @@ func TestCheckHeaders_DecodesTheBase64Sentinel(t *testing.T) {
 	}{
 		{"echo", "echo", true},
 		{"=?base64?ZWNobw==?=", "echo", true},
-		{"=?base64?ZWNobw?=", "", false},  // unpadded
+		{"=?base64?ZWNobw?=", "", false},   // unpadded
 		{"=?base64?ZWNobx==?=", "", false}, // non-canonical trailing bits
 		{"=?base64??=", "", false},
 		{"=?base64?=", "=?base64?=", true}, // too short to be the sentinel
