@@ -57,8 +57,12 @@ func run(args []string, stderr io.Writer) int {
 	wasmLevel := fs.String("wasm-log-level", "info", "proxy log level of the filter: trace, debug, info, warn or error")
 	admin := fs.String("admin", "", "admin address serving GET /metrics (Prometheus), e.g. 127.0.0.1:9901; empty: off")
 	grace := fs.Duration("reload-grace", gateway.DefaultGrace, "after a reload, how long requests in flight may finish on the old configuration")
+	devCA := fs.String("dev-ca", "", "make (or reuse) a development CA in this directory and issue a certificate for the configuration's https hosts (or localhost), then exit; see docs/clients.md#tls")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *devCA != "" {
+		return runDevCA(*devCA, *configPath, stderr)
 	}
 	if *configPath == "" {
 		fmt.Fprintln(stderr, "localgateway: -config is required")
@@ -72,6 +76,10 @@ func run(args []string, stderr io.Writer) int {
 	cfg, err := config.Load(*configPath)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if err := checkCertificate(cfg); err != nil {
+		fmt.Fprintf(stderr, "localgateway: %v\n", err)
 		return 2
 	}
 	logger, err := newLogger(*logFormat, level, stderr)
@@ -131,8 +139,14 @@ func run(args []string, stderr io.Writer) int {
 		}()
 		logger.Info("admin listening", "address", l.Addr().String(), "paths", []string{"/metrics"})
 	}
-	logger.Info("local gateway listening", "addresses", a.live.Current().Addresses())
-	go func() { errs <- a.live.ListenAndServe(ctx) }()
+	// Ready only once every listener is bound: a taken address fails here, naming it.
+	ls, err := gateway.Listen(ctx, a.live.Current().Addresses())
+	if err != nil {
+		fmt.Fprintf(stderr, "localgateway: %v\n", err)
+		return 1
+	}
+	logger.Info("local gateway ready", "addresses", a.live.Current().Addresses(), "urls", a.live.Current().URLs())
+	go func() { errs <- a.live.Serve(ctx, ls) }()
 	if err := <-errs; err != nil {
 		fmt.Fprintf(stderr, "localgateway: %v\n", err)
 		return 1
