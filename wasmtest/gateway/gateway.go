@@ -155,7 +155,10 @@ func (g *Gateway) Close() error { return g.host.Close() }
 
 // Addresses returns the host:port pairs the gateway must listen on: each route's `from`
 // authority and the authenticate service's.
-func (g *Gateway) Addresses() []string {
+func (g *Gateway) Addresses() []string { return AddressesOf(g.cfg) }
+
+// AddressesOf returns the host:port pairs a gateway for cfg listens on (see Addresses).
+func AddressesOf(cfg *config.Config) []string {
 	seen := map[string]bool{}
 	add := func(raw string) {
 		u, err := url.Parse(raw)
@@ -168,8 +171,8 @@ func (g *Gateway) Addresses() []string {
 		}
 		seen[a] = true
 	}
-	add(g.cfg.AuthenticateServiceURL)
-	for _, r := range g.cfg.Routes {
+	add(cfg.AuthenticateServiceURL)
+	for _, r := range cfg.Routes {
 		add(r.From)
 	}
 	out := make([]string, 0, len(seen))

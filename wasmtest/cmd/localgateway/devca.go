@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/wasmtest/devca"
+	"github.com/mcpmesh/gateway/wasmtest/gateway"
 )
 
 // runDevCA is -dev-ca DIR: it makes (or checks and reuses) the development CA in dir and issues
@@ -66,4 +67,30 @@ func checkCertificate(cfg *config.Config) error {
 		return fmt.Errorf("certificate_file, certificate_key_file: %w", err)
 	}
 	return nil
+}
+
+// printConfig prints the public URLs of cfg (kind, name, URL) and/or its listen addresses, for
+// the quick start's banner and port checks.
+func printConfig(cfg *config.Config, urls, addrs bool) {
+	if urls {
+		fmt.Printf("%-14s %-28s %s\n", "authenticate", "(sign-in host)", cfg.AuthenticateServiceURL)
+		for _, r := range cfg.Routes {
+			kind := "route"
+			if r.MCP != nil && r.MCP.Server != nil {
+				kind = "mcp server"
+			} else if r.MCP != nil && r.MCP.Client != nil {
+				kind = "mcp client"
+			}
+			name := r.Name
+			if name == "" {
+				name = "-"
+			}
+			fmt.Printf("%-14s %-28s %s\n", kind, name, r.From)
+		}
+	}
+	if addrs {
+		for _, a := range gateway.AddressesOf(cfg) {
+			fmt.Println(a)
+		}
+	}
 }

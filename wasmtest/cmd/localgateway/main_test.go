@@ -24,6 +24,8 @@ func TestRun_BadConfigExits2NamingTheKey(t *testing.T) {
 		{[]string{"-config", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
 		{[]string{"-config", "../../../examples/gateway.yaml", "-log-format", "xml"}, "-log-format must be text or json"},
 		{[]string{"-config", "../../../examples/gateway.yaml", "-wasm-log-level", "verbose"}, "-wasm-log-level must be trace, debug, info, warn or error"},
+		// The example's certificate is made by the quick start (relative to the repository root).
+		{[]string{"-config", "../../../examples/gateway.yaml"}, "certificate_file, certificate_key_file: open build/out/tls/cert.pem"},
 	}
 	for _, c := range cases {
 		var stderr bytes.Buffer
