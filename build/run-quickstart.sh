@@ -26,23 +26,26 @@ flock -n 9 || die "another quick start is running (lock $out/quickstart.lock hel
 fixed=(127.0.0.1:8409 127.0.0.1:8410 127.0.0.1:8411 127.0.0.1:9901)
 taken() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 
-logs="$out/logs/$(date -u +%Y%m%dT%H%M%SZ)"
-mkdir -p "$logs"
-ln -sfn "$(basename "$logs")" "$out/logs/latest"
-
-step "installing the Node packages (npm ci on the first run)"
-bash wasmtest/e2e/node/install.sh >"$logs/npm.log" 2>&1 || { tail -n 20 "$logs/npm.log" >&2; die "npm install failed; see $logs/npm.log"; }
-step "building filter.wasm and the commands (the first build takes a few minutes)"
-GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o "$out/filter.wasm" ./filter
-go build -o "$out/" ./wasmtest/cmd/localgateway ./examples/demomcp ./examples/demoapp
-
+for a in "${fixed[@]}"; do
+	if taken "$a"; then die "address $a is already in use (another quick start, or a process on that port)"; fi
+done
+step "building the local gateway (the first build takes a few minutes)"
+go build -o "$out/" ./wasmtest/cmd/localgateway
 # The gateway's own addresses, and the URLs to print, come from the configuration.
 urls_text=$("$out/localgateway" -config "$config" -print-urls) || die "the configuration $config does not load"
 mapfile -t urls <<<"$urls_text"
 addrs=$("$out/localgateway" -config "$config" -print-addresses) || die "the configuration $config does not load"
-for a in "${fixed[@]}" $addrs; do
+for a in $addrs; do
 	if taken "$a"; then die "address $a is already in use (another gateway, or a process on that port)"; fi
 done
+logs="$out/logs/$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$logs"
+ln -sfn "$(basename "$logs")" "$out/logs/latest"
+step "installing the Node packages (npm ci on the first run)"
+bash wasmtest/e2e/node/install.sh >"$logs/npm.log" 2>&1 || { tail -n 20 "$logs/npm.log" >&2; die "npm install failed; see $logs/npm.log"; }
+step "building filter.wasm and the demo servers"
+GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o "$out/filter.wasm" ./filter
+go build -o "$out/" ./examples/demomcp ./examples/demoapp
 
 step "development certificate for the https hosts ($out/tls)"
 "$out/localgateway" -dev-ca "$out/tls" -config "$config" 2>"$logs/dev-ca.log" || { cat "$logs/dev-ca.log" >&2; die "the development CA could not be made"; }
