@@ -62,6 +62,7 @@ func (f *Filter) Configure(config []byte) error {
 		if r.PathPrefix != "/" {
 			r.resourceMetadata += r.PathPrefix
 		}
+		r.challenge = challengeParams(r.resourceMetadata)
 		r.stats.prefix = routeStatPrefix(&r.Route)
 		routes = append(routes, r)
 	}

@@ -50,9 +50,9 @@ func (s *stream) replyTooLarge() {
 // replyUnauthorized answers 401 with the RFC 9728 resource metadata URL that MCP clients
 // start their OAuth flow from; errCode is "" when no credential was presented.
 func (s *stream) replyUnauthorized(errCode, description string) {
-	v := `Bearer resource_metadata="` + s.route.resourceMetadata + `"`
+	v := `Bearer ` + s.route.challenge
 	if errCode != "" {
-		v = `Bearer error="` + errCode + `", error_description="` + description + `", resource_metadata="` + s.route.resourceMetadata + `"`
+		v = `Bearer error="` + errCode + `", error_description="` + description + `", ` + s.route.challenge
 	} else {
 		errCode, description = "unauthorized", "an access token is required"
 	}

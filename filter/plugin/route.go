@@ -11,6 +11,8 @@ type route struct {
 	policy *policy.Policy
 	// resourceMetadata is the RFC 9728 URL advertised in WWW-Authenticate.
 	resourceMetadata string
+	// challenge is challengeParams(resourceMetadata), the auth-params of its 401 challenges.
+	challenge string
 	// origin is scheme://host.
 	origin string
 	// stats are the route's own counters (metrics.go).

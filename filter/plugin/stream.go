@@ -315,7 +315,7 @@ func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
 		}
 		s.h.RemoveResponseHeader("www-authenticate")
 		if status == "401" {
-			s.h.SetResponseHeader("www-authenticate", `Bearer error="invalid_token", resource_metadata="`+s.route.resourceMetadata+`"`)
+			s.h.SetResponseHeader("www-authenticate", `Bearer error="invalid_token", `+s.route.challenge)
 		}
 	}
 }

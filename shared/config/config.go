@@ -29,6 +29,8 @@ type Config struct {
 
 	// MCPAllowedClientIDDomains are the domain patterns allowed for URL client IDs.
 	MCPAllowedClientIDDomains []string `yaml:"mcp_allowed_client_id_domains"`
+	// MCPClients are the OAuth clients the operator registers (mcpclients.go).
+	MCPClients []OAuthClient `yaml:"mcp_clients"`
 	// AuthorizeLogFields lists the fields of each authorization log record.
 	AuthorizeLogFields []string `yaml:"authorize_log_fields"`
 	// AuthorizeLogRedact lists the keys (any depth, case-insensitive) and paths ("$.a.b") of

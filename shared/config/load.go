@@ -97,6 +97,7 @@ func Parse(data []byte, env LookupEnv) (*Config, error) {
 	if env != nil {
 		applyEnv(&c, env, problems)
 	}
+	c.resolveOAuthClientEnv(env)
 	if err := problems.err(); err != nil {
 		return nil, err
 	}

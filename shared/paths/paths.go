@@ -12,6 +12,9 @@ const (
 
 	// AuthorizationServerMetadata is RFC 8414 metadata; the issuer is the route host's origin.
 	AuthorizationServerMetadata = "/.well-known/oauth-authorization-server"
+	// OpenIDConfiguration is OpenID Connect discovery, which MCP clients try beside RFC 8414;
+	// it serves the same authorization server metadata (docs/clients.md "Discovery").
+	OpenIDConfiguration = "/.well-known/openid-configuration"
 	// ProtectedResourceMetadata is the RFC 9728 prefix; the MCP path follows it.
 	ProtectedResourceMetadata = "/.well-known/oauth-protected-resource"
 	// JWKS publishes the keys that sign X-Gateway-Assertion.
@@ -67,6 +70,8 @@ func IsGateway(path string) bool {
 	case strings.HasPrefix(path, Prefix):
 		return true
 	case path == AuthorizationServerMetadata, strings.HasPrefix(path, AuthorizationServerMetadata+"/"):
+		return true
+	case path == OpenIDConfiguration, strings.HasPrefix(path, OpenIDConfiguration+"/"):
 		return true
 	case path == ProtectedResourceMetadata, strings.HasPrefix(path, ProtectedResourceMetadata+"/"):
 		return true

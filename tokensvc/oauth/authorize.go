@@ -121,7 +121,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 	req.SessionID = sess.ID
 	s.touchClient(ctx, client)
 
-	if client.Kind == store.ClientStatic {
+	if !s.showsConsent(client) {
 		s.issueCode(w, r, req, sess)
 		return
 	}
@@ -155,7 +155,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 	}
 	renderConsent(w, r, consentPage{
 		ClientName:   displayName(client),
-		Unverified:   client.Name != "",
+		Unverified:   client.Name != "" && client.Kind != store.ClientStatic,
 		ClientID:     client.ID,
 		User:         userLabel(sess),
 		Issuer:       h.Origin,
@@ -219,10 +219,7 @@ func (s *Server) approvedInSession(ctx context.Context, sessionID, clientID stri
 func (s *Server) validateAuthParams(params url.Values, client store.Client, h *hosts.Host) (authRequest, string, string) {
 	var req authRequest
 	for name, vals := range params {
-		if len(vals) > 1 {
-			if name == "resource" {
-				return req, errInvalidTarget, "only one resource may be requested"
-			}
+		if len(vals) > 1 && name != "resource" { // several resource values must name one route
 			return req, errInvalidRequest, "parameter " + printable(name) + " is repeated"
 		}
 	}
@@ -259,30 +256,24 @@ func (s *Server) validateAuthParams(params url.Values, client store.Client, h *h
 	}
 	req.CodeChallenge = challenge
 	if params.Has("resource") {
-		res, ok := resolveResource(h, params.Get("resource"))
-		if !ok {
-			return req, errInvalidTarget, "resource is not an MCP server of this host"
+		res, oerr := resolveResources(h, params["resource"])
+		if oerr != nil {
+			return req, oerr.code, oerr.description
 		}
 		req.Resource = res
+	}
+	if req.Resource == "" {
+		req.Resource = s.defaultResource(client.ID)
+	}
+	if !s.clientMayUse(client.ID, req.Resource) {
+		return req, errInvalidTarget, "this client may obtain tokens only for the MCP servers the operator listed for it; name one of them as resource"
 	}
 	scopes, ok := parseScope(params.Get("scope"))
 	if !ok {
 		return req, errInvalidScope, "scope is malformed"
 	}
-	req.Scope = strings.Join(grantableScopes(scopes), " ")
+	req.Scope = grantScope(scopes, client)
 	return req, "", ""
-}
-
-// grantableScopes returns the requested scopes this server grants, in the
-// order requested; others are ignored (RFC 6749 §3.3).
-func grantableScopes(requested []string) []string {
-	var out []string
-	for _, sc := range requested {
-		if slices.Contains(supportedScopes, sc) {
-			out = append(out, sc)
-		}
-	}
-	return out
 }
 
 // consentAction is what a consent form submission asks for.

@@ -23,6 +23,9 @@ var errUnknownClient = errors.New("unknown client")
 // Errors wrap errUnknownClient, errClientIDDomain or errClientDocument, or
 // are storage failures.
 func (s *Server) lookupClient(ctx context.Context, id string) (store.Client, error) {
+	if c, ok := s.configuredClient(id); ok {
+		return c.client, nil
+	}
 	if isURLClientID(id) {
 		// The allowlist is checked first, so that any URL outside it gets
 		// the administrator's message, then the URL's shape.

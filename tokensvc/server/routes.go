@@ -113,6 +113,11 @@ func (s *Server) mcpServerHostRoutes(r chi.Router) {
 		r.Options(paths.AuthorizationServerMetadata, oauth.Preflight)
 		r.Handle(paths.AuthorizationServerMetadata+"/*", http.HandlerFunc(notFound)) // one issuer per host
 		r.Options(paths.AuthorizationServerMetadata+"/*", oauth.Preflight)
+		r.Get(paths.OpenIDConfiguration, as.ASMetadata) // OpenID Connect discovery, same document
+		r.Head(paths.OpenIDConfiguration, as.ASMetadata)
+		r.Options(paths.OpenIDConfiguration, oauth.Preflight)
+		r.Handle(paths.OpenIDConfiguration+"/*", http.HandlerFunc(notFound)) // no path insertion: the issuer has no path
+		r.Options(paths.OpenIDConfiguration+"/*", oauth.Preflight)
 		r.Get(paths.ProtectedResourceMetadata, as.PRMetadata)
 		r.Head(paths.ProtectedResourceMetadata, as.PRMetadata)
 		r.Options(paths.ProtectedResourceMetadata, oauth.Preflight)

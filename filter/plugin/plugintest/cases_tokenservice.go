@@ -17,7 +17,7 @@ func tokenServiceCases() []Case {
 			Name:    "InvalidTokenGets401InvalidToken",
 			Request: post(mcp, "/mcp", toolsList, bearer(TokenInvalid)),
 			Want: Want{Status: 401, CheckCalls: 1, ReplyHeaders: map[string]string{
-				"www-authenticate": `Bearer error="invalid_token", error_description="the access token is invalid, expired or not meant for this server", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`}},
+				"www-authenticate": `Bearer error="invalid_token", error_description="the access token is invalid, expired or not meant for this server", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="mcp"`}},
 		},
 		{
 			Name:    "TokenServiceDownFailsClosed",

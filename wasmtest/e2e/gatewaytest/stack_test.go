@@ -52,6 +52,11 @@ type stack struct {
 	// AppRequests records the requests the mcp.client backend received.
 	AppRequests chan *http.Request
 	clockOffset atomic.Int64
+
+	// With stackOptions.BareOrigin: BareURL is the origin of an MCP server route whose from has
+	// no path, on a host of its own, to the everything-server's origin (any signed-in user):
+	// its MCP URL is BareURL+"/mcp", deeper than the route's from.
+	BareURL string
 }
 
 // advance moves the token service's clock forward.
@@ -73,6 +78,8 @@ type stackOptions struct {
 	// SDKServers adds the MCP servers that verify the assertion with the SDKs (see
 	// stack.SDKGoURL).
 	SDKServers bool
+	// BareOrigin adds the route of stack.BareURL.
+	BareOrigin bool
 }
 
 // startStack starts everything; it stops when the test ends.
@@ -150,6 +157,18 @@ func startStackWith(t *testing.T, opts stackOptions) *stack {
     mcp: {server: {}}`, r.name, r.from, r.to)
 		}
 	}
+	var extraListeners []net.Listener
+	if opts.BareOrigin {
+		bareL := listen(t, "127.0.0.4")
+		extraListeners = append(extraListeners, bareL)
+		s.BareURL = "http://" + bareL.Addr().String()
+		tsRoutes += fmt.Sprintf(`
+  - name: Everything (bare origin)
+    from: %s
+    to: %s
+    policy: {allow: {and: [{authenticated_user: true}]}}
+    mcp: {server: {}}`, s.BareURL, strings.TrimSuffix(s.Everything, "/mcp"))
+	}
 	yaml := fmt.Sprintf(`
 runtime_flags: {mcp: true}
 authenticate_service_url: %s
@@ -212,7 +231,7 @@ routes:
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = gw.Serve(ctx, []net.Listener{authL, mcpL, appL})
+		_ = gw.Serve(ctx, append([]net.Listener{authL, mcpL, appL}, extraListeners...))
 	}()
 	t.Cleanup(func() {
 		cancel()
