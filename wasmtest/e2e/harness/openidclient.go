@@ -50,6 +50,12 @@ type OpenIDClientResult struct {
 // program could not run or printed no result.
 func RunOpenIDClient(t testing.TB, url, algorithm, redirectURI string) (*OpenIDClientResult, error) {
 	t.Helper()
+	return RunOpenIDClientWith(t, url, algorithm, redirectURI, NewBrowser())
+}
+
+// RunOpenIDClientWith is RunOpenIDClient with the given browser (one that trusts a test CA).
+func RunOpenIDClientWith(t testing.TB, url, algorithm, redirectURI string, browser *Browser) (*OpenIDClientResult, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, Node22Bin(t), nodeScript(t, "openid-client.mjs"),
@@ -70,7 +76,6 @@ func RunOpenIDClient(t testing.TB, url, algorithm, redirectURI string) (*OpenIDC
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("harness: start openid-client: %v", err)
 	}
-	browser := NewBrowser()
 	var last string
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)

@@ -11,7 +11,7 @@
 //
 // Usage: node ts-client.mjs --url URL [--tool NAME] [--args JSON] [--scope S]
 //          [--client-id ID [--client-secret S | env GATEWAY_E2E_CLIENT_SECRET]] [--client-name N]
-//          [--consent approve|deny] [--no-refresh] [--timeout MS]
+//          [--consent approve|deny] [--no-refresh] [--timeout MS] [--denied-tool NAME]
 //          [--pause-before-refresh: print "PAUSE before-refresh" on stderr, wait for a line on stdin]
 // Prints one JSON object on stdout (see `result` below) and exits 0 only if every step asked
 // for succeeded.
@@ -35,6 +35,9 @@ const { values: opt } = parseArgs({
     'no-refresh': { type: 'boolean', default: false },
     'pause-before-refresh': { type: 'boolean', default: false },
     timeout: { type: 'string', default: '60000' },
+    // A tool the gateway's policy denies, called after --tool: its answer (or the error the SDK
+    // throws) is reported as denied_call (denied_call_error).
+    'denied-tool': { type: 'string' },
   },
   strict: true,
 });
@@ -54,6 +57,8 @@ const result = {
   refresh_token_rotated: false,
   refresh_error: '',
   call_after_refresh: null,
+  denied_call: null,
+  denied_call_error: '',
   scope: '',
   error: '',
   browser: [],
@@ -404,6 +409,14 @@ async function main() {
     if (opt.tool) {
       result.call = summarize(await client.callTool({ name: opt.tool, arguments: toolArgs }));
       result.steps.push('tools/call');
+    }
+    if (opt['denied-tool']) {
+      try {
+        result.denied_call = summarize(await client.callTool({ name: opt['denied-tool'], arguments: toolArgs }));
+      } catch (e) {
+        result.denied_call_error = String(e?.message ?? e);
+      }
+      result.steps.push('tools/call-denied');
     }
     if (!opt['no-refresh']) {
       if (opt['pause-before-refresh']) await pause('before-refresh');
