@@ -3,9 +3,9 @@ package gatewaytest
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"net"
