@@ -17,6 +17,8 @@ import (
 type matrixRow struct {
 	name string
 	run  func(t *testing.T, s *matrixStack, url string) (*harness.ClientResult, error)
+	// revision, if set, is the MCP-Protocol-Version the upstream must see from this row.
+	revision string
 }
 
 // TestClientMatrix: every row is a real MCP or OAuth client installed by the project's scripts
@@ -31,12 +33,16 @@ func TestClientMatrix(t *testing.T) {
 	// Node clients trust the development CA as a user of the quick start makes them.
 	t.Setenv("NODE_EXTRA_CA_CERTS", s.CAFile)
 	rows := []matrixRow{
-		{"go-sdk-v1.8.0/2026-07-28", goSDKRow("2026-07-28")},
-		{"go-sdk-v1.8.0/2025-11-25", goSDKRow("2025-11-25")},
+		{"go-sdk-v1.8.0/2026-07-28", goSDKRow("2026-07-28"), "2026-07-28"},
+		{"go-sdk-v1.8.0/2025-11-25", goSDKRow("2025-11-25"), "2025-11-25"},
 		{"ts-sdk-1.32.2", func(t *testing.T, s *matrixStack, url string) (*harness.ClientResult, error) {
 			return harness.RunTSClient(t, harness.ClientOptions{URL: url, Tool: "echo", Args: map[string]any{"text": "hi"}, DeniedTool: "delete_everything"})
-		}},
-		{"openid-client-6", openIDClientRow},
+		}, "2025-11-25"},
+		{"ts-client-2.4.0/2026-07-28", func(t *testing.T, s *matrixStack, url string) (*harness.ClientResult, error) {
+			return harness.RunTSClient(t, harness.ClientOptions{URL: url, Tool: "echo", Args: map[string]any{"text": "hi"}, DeniedTool: "delete_everything",
+				TSClient2: true, ProtocolVersion: "2026-07-28"})
+		}, "2026-07-28"},
+		{"openid-client-6", openIDClientRow, ""},
 	}
 	routes := []struct{ name, url string }{
 		{"bare-origin", s.BareOrigin + "/mcp"},
@@ -45,11 +51,15 @@ func TestClientMatrix(t *testing.T) {
 	for _, row := range rows {
 		for _, rt := range routes {
 			t.Run(row.name+"/"+rt.name, func(t *testing.T) {
+				before := s.Upstream.Versions()
 				res, err := row.run(t, s, rt.url)
 				if err != nil {
 					t.Fatalf("%v\nresult %+v", err, res)
 				}
 				checkMatrixResult(t, res)
+				if after := s.Upstream.Versions(); row.revision != "" && after[row.revision] <= before[row.revision] {
+					t.Errorf("the upstream saw no request on %s from this client (before %v, after %v)", row.revision, before, after)
+				}
 			})
 		}
 	}

@@ -108,6 +108,9 @@ type ClientOptions struct {
 	HTTPClient *http.Client
 	// Env are extra environment variables of the Node client (NODE_EXTRA_CA_CERTS=…).
 	Env []string
+	// TSClient2 runs the TypeScript client on @modelcontextprotocol/client 2.x instead of
+	// @modelcontextprotocol/sdk 1.x, pinned to ProtocolVersion when that is set.
+	TSClient2 bool
 }
 
 // errClientFailed reports a client flow that ran but did not succeed.
@@ -154,6 +157,12 @@ func RunTSClient(t testing.TB, opts ClientOptions) (*ClientResult, error) {
 	}
 	if opts.DeniedTool != "" {
 		args = append(args, "--denied-tool", opts.DeniedTool)
+	}
+	if opts.TSClient2 {
+		args = append(args, "--sdk", "client2")
+		if opts.ProtocolVersion != "" {
+			args = append(args, "--pin", opts.ProtocolVersion)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
 	defer cancel()
