@@ -42,6 +42,10 @@ func TestClientMatrix(t *testing.T) {
 			return harness.RunTSClient(t, harness.ClientOptions{URL: url, Tool: "echo", Args: map[string]any{"text": "hi"}, DeniedTool: "delete_everything",
 				TSClient2: true, ProtocolVersion: "2026-07-28"})
 		}, "2026-07-28"},
+		{"mark3labs-mcp-go-v1.2.1", func(t *testing.T, s *matrixStack, url string) (*harness.ClientResult, error) {
+			return harness.RunMCPGoClient(t, harness.ClientOptions{URL: url, Tool: "echo", Args: map[string]any{"text": "hi"},
+				DeniedTool: "delete_everything", HTTPClient: s.HTTPClient})
+		}, "2026-07-28"},
 		{"openid-client-6", openIDClientRow, ""},
 	}
 	routes := []struct{ name, url string }{
