@@ -45,14 +45,15 @@ type Client struct {
 // CheckHeaders checks the request metadata headers h against the parsed body b, as MCP
 // 2026-07-28 asks of servers ("Server Validation") and the gateway asks of every revision:
 //
-//   - each header at most once; MCP-Protocol-Version a date (YYYY-MM-DD); Mcp-Method and a
-//     plain Mcp-Name visible ASCII, an encoded Mcp-Name (=?base64?…?=) strict base64;
+//   - each header at most once; MCP-Protocol-Version, Mcp-Method and a plain Mcp-Name visible
+//     ASCII, an encoded Mcp-Name (=?base64?…?=) strict base64;
 //   - MCP-Protocol-Version equal to the body's _meta protocol version when both are given,
 //     and present when the body gives one;
 //   - Mcp-Method, when present, equal to the method of the one request or notification
 //     (never on a batch or a response); Mcp-Name, when present, equal (decoded) to the name
 //     or URI that tools/call, prompts/get or resources/read carry, and absent otherwise;
-//   - from revision 2026-07-28 on: Mcp-Method required on every request, Mcp-Name on a
+//   - from revision 2026-07-28 on (a version of the form YYYY-MM-DD; an unknown form is left
+//     to the server, which refuses it): Mcp-Method required on every request, Mcp-Name on a
 //     request that names a tool, prompt or resource, and no batch.
 //
 // It returns the protocol version of the request (the header's, else the body's, else "")
@@ -65,8 +66,8 @@ func CheckHeaders(h *MCPHeaders, b *Batch) (version, problem string) {
 		return "", "Mcp-Method header given more than once"
 	case h.NName > 1:
 		return "", "Mcp-Name header given more than once"
-	case h.NProtocolVersion == 1 && !isDate(h.ProtocolVersion):
-		return "", "MCP-Protocol-Version header is not a protocol version"
+	case h.NProtocolVersion == 1 && !plainHeaderValue(h.ProtocolVersion):
+		return "", "MCP-Protocol-Version header is malformed"
 	case h.NMethod == 1 && !plainHeaderValue(h.Method):
 		return "", "Mcp-Method header is malformed"
 	}
@@ -85,7 +86,7 @@ func CheckHeaders(h *MCPHeaders, b *Batch) (version, problem string) {
 		switch {
 		case h.NMethod > 0 || h.NName > 0:
 			return version, "Mcp-Method and Mcp-Name headers cannot describe a batch"
-		case version >= Revision20260728:
+		case isDate(version) && version >= Revision20260728:
 			return version, "batches are not part of protocol version " + version
 		}
 		return version, ""
@@ -103,7 +104,9 @@ func CheckHeaders(h *MCPHeaders, b *Batch) (version, problem string) {
 			return version, "MCP-Protocol-Version header does not match the body"
 		}
 	}
-	modern := version >= Revision20260728
+	// A version the server does not know is the server's to refuse (UnsupportedProtocolVersion,
+	// -32022); the headers it would require are then not required here, only checked when given.
+	modern := isDate(version) && version >= Revision20260728
 	if m.Kind == KindResponse {
 		if h.NMethod > 0 || h.NName > 0 {
 			return version, "Mcp-Method or Mcp-Name header on a response"
@@ -220,3 +223,8 @@ func decodeHeaderValue(v string) (string, bool) {
 	}
 	return string(dec), true
 }
+
+// IsModern reports whether version is a protocol version of the form YYYY-MM-DD from
+// Revision20260728 on: the stateless revisions whose results carry resultType and whose
+// requests must carry the request metadata headers.
+func IsModern(version string) bool { return isDate(version) && version >= Revision20260728 }

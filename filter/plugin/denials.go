@@ -117,7 +117,7 @@ func (s *stream) appendDeniedToolResult(dst []byte, m *jsonrpc.Message, d policy
 	dst = append(dst, `,"result":{"content":[{"type":"text","text":`...)
 	dst = gjson.AppendJSONString(dst, text)
 	dst = append(dst, `}],"isError":true`...)
-	if s.mcpVersion >= jsonrpc.Revision20260728 {
+	if jsonrpc.IsModern(s.mcpVersion) {
 		dst = append(dst, `,"resultType":"complete"`...)
 	}
 	dst = append(dst, `,"_meta":{"`+deniedMetaKey+`":{"tool":`...)

@@ -86,6 +86,12 @@ func mcp2026Cases() []Case {
 			Want:    Want{LogContains: []string{`"mcp-tool":"echo"`, `"mcp-protocol-version":"2025-11-25"`, `"mcp-client-name":""`}, CheckCalls: 1},
 		},
 		{
+			// The server answers an unknown version (UnsupportedProtocolVersion, -32022).
+			Name:    "UnknownVersionIsLeftToTheServer",
+			Request: with(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"DRAFT-2099"}}}`, mcpHeaders("DRAFT-2099", "tools/list", "")...),
+			Want:    Want{Upstream: map[string]string{"mcp-protocol-version": "DRAFT-2099"}, CheckCalls: 1},
+		},
+		{
 			Name:    "MCP20260728DeniedToolGetsACompleteIsErrorResult",
 			Request: with(call2026(`"c-1"`, "delete_everything"), mcpHeaders(v2026, "tools/call", "delete_everything")...),
 			Want: Want{Status: 200, Golden: "mcp2026-denied-tool.txt",
@@ -133,7 +139,7 @@ func mcp2026Cases() []Case {
 		mismatch("MissingNameHeaderOn20260728IsRefused", with(call2026("1", "echo"), mcpHeaders(v2026, "tools/call", "")...), "Mcp-Name header missing"),
 		mismatch("MissingVersionHeaderWhenTheBodySays20260728IsRefused", with(call2026("1", "echo"), mcpHeaders("", "tools/call", "echo")...), "MCP-Protocol-Version header missing"),
 		mismatch("VersionHeaderDisagreeingWithTheBodyIsRefused", with(call2026("1", "echo"), mcpHeaders(v2025, "tools/call", "echo")...), "MCP-Protocol-Version header does not match the body"),
-		mismatch("MalformedVersionHeaderIsRefused", with(toolsCall("1", "echo"), mcpHeaders("latest", "", "")...), "MCP-Protocol-Version header is not a protocol version"),
+		mismatch("MalformedVersionHeaderIsRefused", with(toolsCall("1", "echo"), mcpHeaders("2026-07-28\x7f", "", "")...), "MCP-Protocol-Version header is malformed"),
 		mismatch("DuplicatedMethodHeaderIsRefused", with(call2026("1", "echo"), append(mcpHeaders(v2026, "tools/call", "echo"), [2]string{"mcp-method", "tools/call"})...), "Mcp-Method header given more than once"),
 		mismatch("UnderscoreSpellingOfMethodHeaderCountsAsASecondOne", with(call2026("1", "echo"), append(mcpHeaders(v2026, "tools/call", "echo"), [2]string{"mcp_method", "tools/list"})...), "Mcp-Method header given more than once"),
 		mismatch("DuplicatedNameHeaderIsRefused", with(call2026("1", "echo"), append(mcpHeaders(v2026, "tools/call", "echo"), [2]string{"mcp-name", "delete_everything"})...), "Mcp-Name header given more than once"),
