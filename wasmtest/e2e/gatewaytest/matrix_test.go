@@ -50,6 +50,10 @@ func TestClientMatrix(t *testing.T) {
 			return harness.RunMCPRemote(t, harness.ClientOptions{URL: url, Tool: "echo", Args: map[string]any{"text": "hi"},
 				DeniedTool: "delete_everything", HTTPClient: s.HTTPClient})
 		}, "2025-11-25"},
+		{"inspector-cli-2.12.0", func(t *testing.T, s *matrixStack, url string) (*harness.ClientResult, error) {
+			return harness.RunInspectorCLI(t, harness.ClientOptions{URL: url, Tool: "echo", Args: map[string]any{"text": "hi"},
+				DeniedTool: "delete_everything", HTTPClient: s.HTTPClient})
+		}, ""},
 		{"openid-client-6", openIDClientRow, ""},
 	}
 	routes := []struct{ name, url string }{
