@@ -123,7 +123,9 @@ func (in *Inspector) Run(method string, args ...string) (*InspectorRun, error) {
 }
 
 // secretsFile is the Inspector's file secret store (MCP_INSPECTOR_SECRET_STORE=file).
-func (in *Inspector) secretsFile() string { return filepath.Join(in.home, ".mcp-inspector", "secrets.json") }
+func (in *Inspector) secretsFile() string {
+	return filepath.Join(in.home, ".mcp-inspector", "secrets.json")
+}
 
 // AccessToken returns the access token the Inspector stored for its server.
 func (in *Inspector) AccessToken() (string, error) {
