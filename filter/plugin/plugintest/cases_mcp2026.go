@@ -85,6 +85,23 @@ func mcp2026Cases() []Case {
 			Request: with(toolsCall("4", "echo"), mcpHeaders(v2025, "", "")...),
 			Want:    Want{LogContains: []string{`"mcp-tool":"echo"`, `"mcp-protocol-version":"2025-11-25"`, `"mcp-client-name":""`}, CheckCalls: 1},
 		},
+		func() Case {
+			// List results of 2026-07-28 carry ttlMs and cacheScope: they reach the client as
+			// the server sent them, as JSON and as an event stream.
+			list := `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}],"ttlMs":60000,"cacheScope":"user","resultType":"complete"}}`
+			return Case{
+				Name:     "MCP20260728ListResultKeepsTTLAndCacheScope",
+				Request:  with(list2026, mcpHeaders(v2026, "tools/list", "")...),
+				Want:     Want{CheckCalls: 1},
+				Response: [][2]string{{":status", "200"}, {"content-type", "application/json"}}, ResponseBody: []string{list},
+				ClientBody: func(body string) string {
+					if body != list {
+						return "the list result changed on its way to the client"
+					}
+					return ""
+				},
+			}
+		}(),
 		{
 			// The server answers an unknown version (UnsupportedProtocolVersion, -32022).
 			Name:    "UnknownVersionIsLeftToTheServer",
