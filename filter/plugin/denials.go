@@ -102,38 +102,98 @@ const deniedMetaKey = "dev.mcpmesh/denial"
 
 // appendDeniedToolResult appends the JSON-RPC response to a tools/call that policy denied: a
 // CallToolResult with isError, on revision 2026-07-28 with resultType "complete".
+//
+// The text is written straight into the body when its parts need no escaping (the common
+// case: ASCII names), which is much cheaper in the wasm filter than building it and escaping
+// it byte by byte; otherwise it is built and escaped. Both give the same bytes.
 func (s *stream) appendDeniedToolResult(dst []byte, m *jsonrpc.Message, d policy.Decision) []byte {
 	rid := s.requestID()
 	routeName := s.route.Name
 	if routeName == "" {
 		routeName = s.route.ID
 	}
-	var reasons []string
-	reasons = d.AllowWhyFalse.AppendStrings(reasons)
-	text := "Denied by the MCP gateway: the policy of route " + quote(routeName) + " does not allow the tool " + quote(m.Tool) +
-		" (reasons: " + strings.Join(reasons, ", ") + "; request ID " + rid + "). The tool did not run; retrying will not help, ask the gateway's operator for access."
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = append(dst, m.ID...)
 	dst = append(dst, `,"result":{"content":[{"type":"text","text":`...)
-	dst = gjson.AppendJSONString(dst, text)
+	const (
+		textStart  = "Denied by the MCP gateway: the policy of route "
+		textTool   = " does not allow the tool "
+		textEnd    = "). The tool did not run; retrying will not help, ask the gateway's operator for access."
+		reasonsSep = ", "
+	)
+	if plainJSON(routeName) && plainJSON(m.Tool) && plainJSON(rid) {
+		dst = append(dst, `"`+textStart+`\"`...)
+		dst = append(dst, routeName...)
+		dst = append(dst, `\"`+textTool+`\"`...)
+		dst = append(dst, m.Tool...)
+		dst = append(dst, `\" (reasons: `...)
+		n := 0
+		for r := range d.AllowWhyFalse.All() {
+			if n > 0 {
+				dst = append(dst, reasonsSep...)
+			}
+			dst = append(dst, r.String()...)
+			n++
+		}
+		dst = append(dst, "; request ID "...)
+		dst = append(dst, rid...)
+		dst = append(dst, textEnd+`"`...)
+	} else {
+		var b strings.Builder
+		b.WriteString(textStart + quote(routeName) + textTool + quote(m.Tool) + " (reasons: ")
+		n := 0
+		for r := range d.AllowWhyFalse.All() {
+			if n > 0 {
+				b.WriteString(reasonsSep)
+			}
+			b.WriteString(r.String())
+			n++
+		}
+		b.WriteString("; request ID " + rid + textEnd)
+		dst = gjson.AppendJSONString(dst, b.String())
+	}
 	dst = append(dst, `}],"isError":true`...)
 	if jsonrpc.IsModern(s.mcpVersion) {
 		dst = append(dst, `,"resultType":"complete"`...)
 	}
 	dst = append(dst, `,"_meta":{"`+deniedMetaKey+`":{"tool":`...)
-	dst = gjson.AppendJSONString(dst, m.Tool)
+	dst = appendJSONString(dst, m.Tool)
 	dst = append(dst, `,"route":`...)
-	dst = gjson.AppendJSONString(dst, s.route.ID)
+	dst = appendJSONString(dst, s.route.ID)
 	dst = append(dst, `,"reasons":[`...)
-	for i, r := range reasons {
-		if i > 0 {
+	n := 0
+	for r := range d.AllowWhyFalse.All() {
+		if n > 0 {
 			dst = append(dst, ',')
 		}
-		dst = gjson.AppendJSONString(dst, r)
+		dst = appendJSONString(dst, r.String())
+		n++
 	}
 	dst = append(dst, `],"request-id":`...)
-	dst = gjson.AppendJSONString(dst, rid)
+	dst = appendJSONString(dst, rid)
 	return append(dst, "}}}}"...)
+}
+
+// plainJSON reports whether s is printable ASCII that JSON (as gjson writes it) and
+// strconv.Quote both leave as it is.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendJSONString appends s as a JSON string, exactly as gjson.AppendJSONString does, copying
+// plain text at once.
+func appendJSONString(dst []byte, s string) []byte {
+	if !plainJSON(s) {
+		return gjson.AppendJSONString(dst, s)
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 // acceptsOnlyEventStream reports whether the request's Accept lists text/event-stream and
