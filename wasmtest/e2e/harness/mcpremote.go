@@ -41,7 +41,11 @@ func RunMCPRemote(t testing.TB, opts ClientOptions) (*ClientResult, error) {
 		t.Fatalf("harness: %v", err)
 	}
 	cfgDir := t.TempDir()
-	cmd := exec.CommandContext(ctx, Node22Bin(t), nodeModule(t, "mcp-remote", "dist", "proxy.js"), opts.URL, strconv.Itoa(port))
+	args := []string{nodeModule(t, "mcp-remote", "dist", "proxy.js"), opts.URL, strconv.Itoa(port)}
+	if strings.HasPrefix(opts.URL, "http:") {
+		args = append(args, "--allow-http") // as a user must for a plain-http server URL
+	}
+	cmd := exec.CommandContext(ctx, Node22Bin(t), args...)
 	cmd.Dir = NodeDir(t)
 	cmd.Env = childEnv(append([]string{"MCP_REMOTE_CONFIG_DIR=" + cfgDir, "BROWSER=true"}, opts.Env...)...)
 	setParentDeathSignal(cmd)
@@ -74,7 +78,9 @@ func RunMCPRemote(t testing.TB, opts ClientOptions) (*ClientResult, error) {
 	authURLs := make(chan string, 4)
 	var refreshedMu sync.Mutex
 	refreshed := false
+	stderrDone := make(chan struct{})
 	go func() {
+		defer close(stderrDone)
 		sc := bufio.NewScanner(errPipe)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
@@ -126,6 +132,8 @@ func RunMCPRemote(t testing.TB, opts ClientOptions) (*ClientResult, error) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		res.Steps = append(res.Steps, "callback")
+	case <-stderrDone:
+		return fail(errors.New("mcp-remote exited without printing an authorization URL"))
 	case <-ctx.Done():
 		return fail(errors.New("mcp-remote printed no authorization URL"))
 	}
