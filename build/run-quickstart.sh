@@ -57,7 +57,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-idp_config='{"port":8409,"clients":[{"client_id":"gateway","client_secret":"demo-idp-secret","redirect_uris":["http://127.0.0.1:8400/oauth2/callback"]}],"users":[{"sub":"alice","email":"alice@example.com","email_verified":true,"name":"Alice Example","groups":["engineering"]}]}'
+idp_config='{"port":8409,"clients":[{"client_id":"gateway","client_secret":"demo-idp-secret","redirect_uris":["http://127.0.0.1:8400/oauth2/callback"]}],"users":[{"sub":"alice","email":"alice@example.com","email_verified":true,"name":"Alice Example","groups":["engineering"]},{"sub":"bob","email":"bob@example.com","email_verified":true,"name":"Bob Example","groups":["sales"]}]}'
 node wasmtest/e2e/node/idp.mjs "$idp_config" >"$logs/idp.log" 2>&1 &
 pids+=($!)
 "$out/demomcp" -addr 127.0.0.1:8410 >"$logs/demomcp.log" 2>&1 &

@@ -109,6 +109,7 @@ func (f *Filter) bundleFrom(res gjson.Result, now time.Time) (*bundle, error) {
 			User:          sub,
 			Email:         id.Get(checkapi.FieldEmail).String(),
 			Name:          id.Get(checkapi.FieldName).String(),
+			ClientID:      id.Get(checkapi.FieldClientID).String(),
 		},
 		assertion:     res.Get(checkapi.FieldAssertion).String(),
 		upstreamToken: res.Get(checkapi.FieldUpstreamToken).String(),

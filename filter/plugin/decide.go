@@ -137,6 +137,7 @@ func (s *stream) logRecord(in *policy.Input, d policy.Decision, tool, args strin
 		RequestID:         s.requestID(),
 		User:              in.User,
 		Email:             in.Email,
+		ClientID:          in.ClientID,
 		Decision:          d,
 		MCPMethod:         in.MCPMethod,
 		MCPTool:           tool,

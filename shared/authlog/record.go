@@ -29,6 +29,8 @@ type Record struct {
 	// one line and the value stays inside its field (strings and brackets must balance,
 	// control characters are refused, or null is written), but it may not be valid JSON.
 	MCPToolParametersValidated bool
+	// ClientID is the OAuth client the token was issued to ("" for a browser session).
+	ClientID string
 	// MCPProtocolVersion, MCPClientName and MCPClientVersion are the MCP revision the
 	// message was sent under and the client's clientInfo name and version ("" when unknown).
 	MCPProtocolVersion, MCPClientName, MCPClientVersion string
@@ -169,6 +171,7 @@ const (
 	kindMCPMethod
 	kindMCPTool
 	kindMCPToolParameters
+	kindClientID
 	kindMCPProtocolVersion
 	kindMCPClientName
 	kindMCPClientVersion
@@ -199,6 +202,8 @@ func kindOf(f Field) fieldKind {
 		return kindMCPTool
 	case FieldMCPToolParameters:
 		return kindMCPToolParameters
+	case FieldClientID:
+		return kindClientID
 	case FieldMCPProtocolVersion:
 		return kindMCPProtocolVersion
 	case FieldMCPClientName:
@@ -236,6 +241,8 @@ func appendField(dst []byte, r *Record, k fieldKind, red *redactor) []byte {
 	case kindMCPToolParameters:
 		dst = append(dst, `,"mcp-tool-parameters":`...)
 		dst = appendParameters(dst, r.MCPToolParameters, r.MCPToolParametersValidated, red)
+	case kindClientID:
+		dst = appendString(append(dst, `,"client-id":`...), r.ClientID)
 	case kindMCPProtocolVersion:
 		dst = appendString(append(dst, `,"mcp-protocol-version":`...), r.MCPProtocolVersion)
 	case kindMCPClientName:

@@ -64,6 +64,8 @@ const (
 	FieldName    = "name"
 	FieldGroups  = "groups"
 	FieldClaims  = "claims"
+	// FieldClientID is the OAuth client the token was issued to (Identity.ClientID).
+	FieldClientID = "client_id"
 )
 
 // Request asks for the decision bundle of one credential on one route. Exactly one of Token
@@ -110,6 +112,11 @@ type Identity struct {
 	Name    string              `json:"name,omitempty"`
 	Groups  []string            `json:"groups,omitempty"`
 	Claims  map[string][]string `json:"claims,omitempty"`
+	// ClientID is the OAuth client the External Token was issued to ("" for a browser
+	// session): the policy criterion client_id and the record field client-id. A service
+	// identity (client credentials) has Subject "client:<ClientID>" and no email, name or
+	// groups.
+	ClientID string `json:"client_id,omitempty"`
 }
 
 // Response is the decision bundle.

@@ -26,7 +26,7 @@ func TestFieldNamesAreTheJSONTags(t *testing.T) {
 	}{
 		{Request{}, []string{FieldRouteID, FieldHost, FieldToken, FieldCookie, FieldRequestID}},
 		{Response{}, []string{FieldStatus, FieldIdentity, FieldAssertion, FieldUpstreamToken, FieldClientToken, FieldSessionKey, FieldExpiresAt, FieldConnectURL, "error", "error_description"}},
-		{Identity{}, []string{FieldSubject, FieldEmail, FieldName, FieldGroups, FieldClaims}},
+		{Identity{}, []string{FieldSubject, FieldEmail, FieldName, FieldGroups, FieldClaims, FieldClientID}},
 	} {
 		if got := tags(c.v); !slices.Equal(got, c.want) {
 			t.Errorf("%T: tags %q, field constants %q", c.v, got, c.want)

@@ -56,6 +56,12 @@ type Config struct {
 
 	// IDPClientSecretResolved is idp_client_secret or the content of idp_client_secret_file.
 	IDPClientSecretResolved string `yaml:"-"`
+	// Notes are what Load changed that the operator should read in the log (a relative
+	// storage.path resolved against the configuration file's folder).
+	Notes []string `yaml:"-"`
+	// storagePathDefaulted says storage.path was not written: the default stays in the
+	// working directory.
+	storagePathDefaulted bool
 }
 
 // Storage selects a store backend.
@@ -130,6 +136,10 @@ type UpstreamOAuth2 struct {
 	ClientSecret string         `yaml:"client_secret"`
 	Endpoint     OAuth2Endpoint `yaml:"endpoint"`
 	Scopes       []string       `yaml:"scopes"`
+
+	// ClientSecretFile names a file holding the client secret (a mounted Kubernetes Secret);
+	// after Validate its content is in ClientSecret.
+	ClientSecretFile string `yaml:"client_secret_file"`
 }
 
 // OAuth2Endpoint is an upstream provider's endpoints.
@@ -173,6 +183,9 @@ func (c *Config) EffectiveIDPScopes() []string {
 		return append([]string(nil), c.IDPScopes...)
 	}
 	p, _ := LookupProvider(c.IDPProvider)
+	if p.DefaultScopes != nil {
+		return append([]string(nil), p.DefaultScopes...)
+	}
 	out := make([]string, 0, len(defaultIDPScopes))
 	for _, s := range defaultIDPScopes {
 		if p.NoOfflineAccess && s == "offline_access" {

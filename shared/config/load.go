@@ -63,7 +63,15 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: read %s: %w", path, err)
 	}
-	return Parse(data, os.LookupEnv)
+	c, err := Parse(data, os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	if note := c.resolveStoragePath(path); note != "" {
+		c.Notes = append(c.Notes, note)
+	}
+	c.resolveCertificatePaths(path)
+	return c, nil
 }
 
 // Parse parses and validates a configuration. env supplies the environment overrides of
@@ -103,7 +111,7 @@ func Parse(data []byte, env LookupEnv) (*Config, error) {
 	}
 	c.setDefaults()
 	if err := c.Validate(); err != nil {
-		return nil, err
+		return nil, nameEnvSources(err, env)
 	}
 	return &c, nil
 }
@@ -132,7 +140,7 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, problems *Error) {
 			key, val := n.Content[i].Value, n.Content[i+1]
 			f, ok := fieldByTag(t, key)
 			if !ok {
-				problems.add(join(path, key), "unknown key")
+				problems.add(join(path, key), "unknown key%s", keySuggestion(t, key))
 				continue
 			}
 			checkNode(val, f.Type, join(path, key), problems)
@@ -155,6 +163,8 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, problems *Error) {
 		}
 	case t.Kind() == reflect.Interface:
 		// Free-form (policy): checked by its own parser.
+	case t.Kind() == reflect.Bool:
+		checkBool(n, path, problems)
 	default:
 		decodeCheck(n, t, path, problems)
 	}
@@ -234,6 +244,7 @@ func (c *Config) setDefaults() {
 	}
 	if c.Storage.Type == "sqlite" && c.Storage.Path == "" {
 		c.Storage.Path = DefaultSQLitePath
+		c.storagePathDefaulted = true
 	}
 	ts := &c.TokenService
 	setStr(&ts.Address, DefaultAddress)

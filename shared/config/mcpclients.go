@@ -90,10 +90,12 @@ func (c *Config) validateOAuthClients(e *Error) {
 	if len(c.MCPClients) > 0 && !c.MCPEnabled() {
 		e.add("mcp_clients", "requires runtime_flags.mcp: true")
 	}
-	servers := map[string]bool{}
+	servers := map[string]bool{}  // mcp.server route IDs
+	upstream := map[string]bool{} // those with upstream_oauth2
 	for i := range c.Routes {
-		if c.Routes[i].RouteKind() == pluginconf.KindServer {
-			servers[c.Routes[i].Normalized().ID] = true
+		if rt := &c.Routes[i]; rt.RouteKind() == pluginconf.KindServer {
+			servers[rt.Normalized().ID] = true
+			upstream[rt.Normalized().ID] = rt.MCP.Server.UpstreamOAuth2 != nil
 		}
 	}
 	seen := map[string]int{}
@@ -139,6 +141,8 @@ func (c *Config) validateOAuthClients(e *Error) {
 				e.add(k, "%s", msg)
 			case !servers[n.ID]:
 				e.add(k, "is not the from of an mcp.server route (%s)", n.ID)
+			case upstream[n.ID] && slices.Contains(o.GrantTypes, GrantClientCredentials):
+				e.add(k, "has upstream_oauth2, which needs a user's upstream account: a client_credentials client (a service identity) cannot use it")
 			default:
 				o.RouteIDs = append(o.RouteIDs, n.ID)
 			}
@@ -162,7 +166,7 @@ func (o *OAuthClient) validateSecret(e *Error, key string) {
 		}
 		o.SecretResolved = strings.TrimRight(string(b), "\r\n")
 		if len(o.SecretResolved) < MinClientSecretLen {
-			e.add(key+".client_secret_file", "the secret must be at least %d characters (e.g. `head -c32 /dev/urandom | base64`)", MinClientSecretLen)
+			e.add(key+".client_secret_file", "the secret must be at least %d characters (e.g. `openssl rand -hex 32`)", MinClientSecretLen)
 		}
 	case o.ClientSecretEnv != "":
 		if o.SecretResolved == "" {

@@ -82,12 +82,17 @@ mcp_clients:
 		{"service without routes", `[{client_id: a, client_secret_file: ` + secretFile + `, grant_types: [client_credentials]}]`, "mcp_clients[0].routes: is required with the client_credentials grant"},
 		{"refresh alone", `[{client_id: a, client_secret_file: ` + secretFile + `, grant_types: [client_credentials, refresh_token], routes: [https://mcp.example.com/mcp]}]`, "mcp_clients[0].grant_types: refresh_token needs authorization_code"},
 		{"route not a server", `[{client_id: a, redirect_uris: [https://a.example/cb], routes: [https://mcp.example.com/other]}]`, "mcp_clients[0].routes[0]: is not the from of an mcp.server route"},
+		{"service on an upstream_oauth2 route", `[{client_id: a, client_secret_file: ` + secretFile + `, grant_types: [client_credentials], routes: [https://up.example.com/mcp]}]`, "mcp_clients[0].routes[0]: has upstream_oauth2"},
 		{"route malformed", `[{client_id: a, redirect_uris: [https://a.example/cb], routes: ["mcp.example.com"]}]`, "mcp_clients[0].routes[0]: want an absolute URL"},
 		{"name with control characters", "[{client_id: a, name: \"a\\u202eb\", redirect_uris: [https://a.example/cb]}]", "mcp_clients[0].name: must be at most 200 characters"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(validBase+"mcp_clients: "+tc.clients+"\n"), noEnv)
+			base := validBase + `  - from: https://up.example.com/mcp
+    to: http://up.internal/mcp
+    mcp: {server: {upstream_oauth2: {client_id: c, endpoint: {auth_url: "https://up.example/auth", token_url: "https://up.example/token"}}}}
+`
+			_, err := Parse([]byte(base+"mcp_clients: "+tc.clients+"\n"), noEnv)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}

@@ -69,9 +69,14 @@ func (c *Config) PluginConfig() *pluginconf.Config {
 	return pc
 }
 
-// PluginConfigJSON is PluginConfig encoded as the filter receives it.
+// PluginConfigJSON is PluginConfig encoded as the filter receives it, in the canonical form
+// of pluginconf.Canonical (sorted keys, compact): the local gateway, the Envoy bootstrap and
+// the Istio WasmPlugin (istio/render) hand the module these same bytes.
 func (c *Config) PluginConfigJSON() []byte {
 	b, err := json.Marshal(c.PluginConfig())
+	if err == nil {
+		b, err = pluginconf.Canonical(b)
+	}
 	if err != nil {
 		panic("config: encode plugin configuration: " + err.Error()) // unreachable: jsonCompatible values only
 	}

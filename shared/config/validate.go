@@ -23,6 +23,7 @@ func (c *Config) Validate() error {
 	}
 	checkSecret(e, "shared_secret", c.SharedSecret)
 	checkSecret(e, "cookie_secret", c.CookieSecret)
+	c.validateRuntimeFlags(e)
 	c.validateIDP(e)
 	for i, d := range c.MCPAllowedClientIDDomains {
 		if msg := checkDomainPattern(d); msg != "" {
@@ -71,6 +72,7 @@ func (c *Config) Validate() error {
 	seen := map[string]int{}
 	for i := range c.Routes {
 		c.validateRoute(e, i, seen)
+		c.resolveUpstreamSecretFile(e, i)
 		if _, err := policy.Parse(c.Routes[i].Policy); err != nil {
 			e.add("routes["+strconv.Itoa(i)+"]", "%v", err)
 		}
@@ -85,7 +87,7 @@ func (c *Config) validateIDP(e *Error) {
 	}
 	provider, ok := LookupProvider(c.IDPProvider)
 	if !ok {
-		e.add("idp_provider", "must be one of %s, got %q", strings.Join(ProviderNames(), ", "), c.IDPProvider)
+		e.add("idp_provider", "must be one of %s, got %q%s", strings.Join(ProviderNames(), ", "), c.IDPProvider, suggestion(c.IDPProvider, ProviderNames()))
 		return
 	}
 	if provider.Unavailable != "" {
@@ -119,13 +121,26 @@ func (c *Config) validateIDP(e *Error) {
 		}
 		checkPublicURL(e, "idp_provider_url", c.IDPProviderURL, false)
 	case provider.Issuer == "":
-		e.add("idp_provider_url", "is required for idp_provider %q", c.IDPProvider)
+		e.add("idp_provider_url", "is required for idp_provider %q: the issuer of your %s, such as %s%s", c.IDPProvider, c.IDPProvider, provider.IssuerExample, noDefaultIssuer(provider))
+	}
+	if c.IDPProviderURL != "" && provider.Protocol == ProtocolGitHub {
+		if u, err := url.Parse(c.IDPProviderURL); err == nil && strings.Trim(u.Path, "/") != "" {
+			e.add("idp_provider_url", "for github give the origin of GitHub Enterprise Server (such as https://github.example.com), without a path")
+		}
 	}
 	for i, s := range c.IDPScopes {
 		if s == "" || strings.ContainsAny(s, " \t\"\\") {
 			e.add("idp_scopes["+strconv.Itoa(i)+"]", "invalid scope %q", s)
 		}
 	}
+}
+
+// noDefaultIssuer explains why a provider has no default issuer.
+func noDefaultIssuer(p Provider) string {
+	if p.IssuerTemplate {
+		return " (there is no default tenant: common or organizations would admit accounts of any tenant)"
+	}
+	return ""
 }
 
 func (c *Config) validateRoute(e *Error, i int, seen map[string]int) {

@@ -201,9 +201,11 @@ func parseCriterion(path, name string, v any) (criterion, error) {
 			return criterion{kind: critAccept}, nil
 		}
 		return criterion{kind: critAuthenticatedUser}, nil
-	case "email", "domain", "user", "mcp_tool":
+	case "email", "domain", "user", "mcp_tool", "client_id":
 		kind := critEmail
 		switch name {
+		case "client_id":
+			kind = critClientID
 		case "domain":
 			kind = critDomain
 		case "user":

@@ -8,22 +8,24 @@ type Reason uint8
 
 // The reasons, in the order in which a [Reasons] set lists them.
 const (
-	ReasonAccept              Reason = iota // "accept"
-	ReasonAuthenticatedUser                 // "authenticated-user"
-	ReasonUserUnauthenticated               // "user-unauthenticated"
-	ReasonDomainOK                          // "domain-ok"
-	ReasonDomainUnauthorized                // "domain-unauthorized"
-	ReasonEmailOK                           // "email-ok"
-	ReasonEmailUnauthorized                 // "email-unauthorized"
-	ReasonUserOK                            // "user-ok"
-	ReasonUserUnauthorized                  // "user-unauthorized"
-	ReasonGroupsOK                          // "groups-ok"
-	ReasonGroupsUnauthorized                // "groups-unauthorized"
-	ReasonClaimOK                           // "claim-ok"
-	ReasonClaimUnauthorized                 // "claim-unauthorized"
-	ReasonMCPToolOK                         // "mcp-tool-ok"
-	ReasonMCPToolUnauthorized               // "mcp-tool-unauthorized"
-	ReasonMCPToolNotAToolCall               // "mcp-tool-not-a-tool-call"
+	ReasonAccept               Reason = iota // "accept"
+	ReasonAuthenticatedUser                  // "authenticated-user"
+	ReasonUserUnauthenticated                // "user-unauthenticated"
+	ReasonDomainOK                           // "domain-ok"
+	ReasonDomainUnauthorized                 // "domain-unauthorized"
+	ReasonEmailOK                            // "email-ok"
+	ReasonEmailUnauthorized                  // "email-unauthorized"
+	ReasonUserOK                             // "user-ok"
+	ReasonUserUnauthorized                   // "user-unauthorized"
+	ReasonGroupsOK                           // "groups-ok"
+	ReasonGroupsUnauthorized                 // "groups-unauthorized"
+	ReasonClaimOK                            // "claim-ok"
+	ReasonClaimUnauthorized                  // "claim-unauthorized"
+	ReasonClientIDOK                         // "client-id-ok"
+	ReasonClientIDUnauthorized               // "client-id-unauthorized"
+	ReasonMCPToolOK                          // "mcp-tool-ok"
+	ReasonMCPToolUnauthorized                // "mcp-tool-unauthorized"
+	ReasonMCPToolNotAToolCall                // "mcp-tool-not-a-tool-call"
 
 	// Refusals the filter makes before the policy can decide; they appear in allow-why-false
 	// of the record it writes for the refused request.
@@ -43,22 +45,24 @@ const (
 )
 
 var reasonNames = [numReasons]string{
-	ReasonAccept:              "accept",
-	ReasonAuthenticatedUser:   "authenticated-user",
-	ReasonUserUnauthenticated: "user-unauthenticated",
-	ReasonDomainOK:            "domain-ok",
-	ReasonDomainUnauthorized:  "domain-unauthorized",
-	ReasonEmailOK:             "email-ok",
-	ReasonEmailUnauthorized:   "email-unauthorized",
-	ReasonUserOK:              "user-ok",
-	ReasonUserUnauthorized:    "user-unauthorized",
-	ReasonGroupsOK:            "groups-ok",
-	ReasonGroupsUnauthorized:  "groups-unauthorized",
-	ReasonClaimOK:             "claim-ok",
-	ReasonClaimUnauthorized:   "claim-unauthorized",
-	ReasonMCPToolOK:           "mcp-tool-ok",
-	ReasonMCPToolUnauthorized: "mcp-tool-unauthorized",
-	ReasonMCPToolNotAToolCall: "mcp-tool-not-a-tool-call",
+	ReasonAccept:               "accept",
+	ReasonAuthenticatedUser:    "authenticated-user",
+	ReasonUserUnauthenticated:  "user-unauthenticated",
+	ReasonDomainOK:             "domain-ok",
+	ReasonDomainUnauthorized:   "domain-unauthorized",
+	ReasonEmailOK:              "email-ok",
+	ReasonEmailUnauthorized:    "email-unauthorized",
+	ReasonUserOK:               "user-ok",
+	ReasonUserUnauthorized:     "user-unauthorized",
+	ReasonGroupsOK:             "groups-ok",
+	ReasonGroupsUnauthorized:   "groups-unauthorized",
+	ReasonClaimOK:              "claim-ok",
+	ReasonClaimUnauthorized:    "claim-unauthorized",
+	ReasonClientIDOK:           "client-id-ok",
+	ReasonClientIDUnauthorized: "client-id-unauthorized",
+	ReasonMCPToolOK:            "mcp-tool-ok",
+	ReasonMCPToolUnauthorized:  "mcp-tool-unauthorized",
+	ReasonMCPToolNotAToolCall:  "mcp-tool-not-a-tool-call",
 
 	ReasonMCPContentTypeUnsupported:     "mcp-content-type-unsupported",
 	ReasonMCPSessionUnknown:             "mcp-session-unknown",

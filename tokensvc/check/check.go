@@ -120,6 +120,7 @@ func (c *Checker) Check(ctx context.Context, req *checkapi.Request) (*checkapi.R
 	resp := &checkapi.Response{Status: checkapi.StatusOK}
 	var sess store.Session
 	var expires time.Time
+	var clientID string // the OAuth client of a token
 	if req.Token != "" {
 		// Only MCP server routes take a bearer token (the filter sends the browser session on
 		// mcp.client and plain routes): an External Token, whoever holds it, must never buy an
@@ -136,6 +137,7 @@ func (c *Checker) Check(ctx context.Context, req *checkapi.Request) (*checkapi.R
 		}
 		sess = ts
 		expires = earliest(at.ExpiresAt, sess.ExpiresAt)
+		clientID = at.ClientID
 	} else {
 		if ri.Kind == pluginconf.KindServer {
 			return nil, noSession("MCP server routes take a bearer token, not a browser session")
@@ -162,6 +164,7 @@ func (c *Checker) Check(ctx context.Context, req *checkapi.Request) (*checkapi.R
 		}
 	}
 	resp.Identity = Identity(&sess)
+	resp.Identity.ClientID = clientID
 	if ri.Kind == pluginconf.KindServer {
 		resp.SessionKey = c.sessionKey(ri.ID, sess.Subject)
 	}
@@ -197,11 +200,17 @@ func (c *Checker) Check(ctx context.Context, req *checkapi.Request) (*checkapi.R
 
 // TokenSession validates an External Token at routeID and returns it with its session,
 // which must exist, be live and belong to the token's subject: a token never outlives its
-// session. Refusals wrap oauth.ErrInvalidToken.
+// session. A service token (oauth.IsServiceToken) has none: its session is a stand-in with
+// the service subject, expiring with the token. Refusals wrap oauth.ErrInvalidToken.
 func (c *Checker) TokenSession(ctx context.Context, token, routeID string) (store.AccessToken, store.Session, error) {
 	at, err := c.tokens.ValidateAccessToken(ctx, token, routeID)
 	if err != nil {
 		return at, store.Session{}, err
+	}
+	if oauth.IsServiceToken(at) {
+		// A service identity (client credentials): no user and no session; the identity is the
+		// client's, and it lives as long as the token.
+		return at, store.Session{Subject: at.Subject, ExpiresAt: at.ExpiresAt}, nil
 	}
 	if at.SessionID == "" {
 		return at, store.Session{}, fmt.Errorf("token has no session: %w", oauth.ErrInvalidToken)

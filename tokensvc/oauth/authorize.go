@@ -154,18 +154,21 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 		return
 	}
 	renderConsent(w, r, consentPage{
-		ClientName:   displayName(client),
-		Unverified:   client.Name != "" && client.Kind != store.ClientStatic,
-		ClientID:     client.ID,
-		User:         userLabel(sess),
-		Issuer:       h.Origin,
-		RedirectHost: redirectLabel(redirectURI),
-		Resource:     resourceLabel(req.Resource),
-		AllServers:   req.Resource == "",
-		Scope:        req.Scope,
-		Action:       paths.Consent,
-		CSRF:         s.sessions.CSRFToken(r),
-		Request:      handle,
+		ClientName:    displayName(client),
+		Unverified:    client.Name != "" && client.Kind != store.ClientStatic,
+		ClientID:      client.ID,
+		User:          userLabel(sess),
+		Issuer:        h.Origin,
+		RedirectHost:  redirectLabel(redirectURI),
+		Publisher:     publisherOf(client),
+		LocalRedirect: isLocalRedirect(redirectURI),
+		RedirectURIs:  registeredRedirects(client),
+		Resource:      resourceLabel(req.Resource),
+		AllServers:    req.Resource == "",
+		Scope:         req.Scope,
+		Action:        paths.Consent,
+		CSRF:          s.sessions.CSRFToken(r),
+		Request:       handle,
 	})
 }
 
@@ -267,6 +270,9 @@ func (s *Server) validateAuthParams(params url.Values, client store.Client, h *h
 	}
 	if !s.clientMayUse(client.ID, req.Resource) {
 		return req, errInvalidTarget, "this client may obtain tokens only for the MCP servers the operator listed for it; name one of them as resource"
+	}
+	if req.Resource != "" && !hostServes(h, req.Resource) {
+		return req, errInvalidTarget, "this client's MCP server is on another host: authorize at that host"
 	}
 	scopes, ok := parseScope(params.Get("scope"))
 	if !ok {
@@ -422,6 +428,32 @@ func displayName(c store.Client) string {
 		}
 	}
 	return "An unnamed application"
+}
+
+// publisherOf is the host of a metadata-document client's URL: who vouches for its name.
+func publisherOf(c store.Client) string {
+	if c.Kind != store.ClientMetadataDocument {
+		return ""
+	}
+	if u, err := url.Parse(c.ID); err == nil {
+		return u.Host
+	}
+	return ""
+}
+
+// isLocalRedirect reports whether the redirect URI is on a loopback host.
+func isLocalRedirect(redirectURI string) bool {
+	u, err := url.Parse(redirectURI)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && isLoopbackRedirectHost(u.Hostname())
+}
+
+// registeredRedirects lists the redirect URIs the consent page shows: those of clients that
+// anyone may set up (dynamic and metadata-document clients).
+func registeredRedirects(c store.Client) []string {
+	if c.Kind == store.ClientStatic {
+		return nil
+	}
+	return c.RedirectURIs
 }
 
 func userLabel(s *store.Session) string {

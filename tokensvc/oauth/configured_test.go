@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpmesh/gateway/shared/config"
@@ -88,6 +89,13 @@ func TestConfigured_ConsentAndAllowedRoutes(t *testing.T) {
 	if _, err := e.srv.ValidateAccessToken(ctx, tr.AccessToken, resOther); !errors.Is(err, ErrInvalidToken) {
 		t.Errorf("accepted at another route: %v", err)
 	}
+	// Its only route is on another host than this authorization server: refused at once.
+	p = authParams(c, challenge)
+	p.Del("resource")
+	rec = e.get(soloIssuer+paths.Authorize+"?"+p.Encode(), sess.ID)
+	if q := location(t, rec).Query(); q.Get("error") != errInvalidTarget {
+		t.Errorf("default resource on another host: %s", rec.Header().Get("Location"))
+	}
 	// A wrong secret is invalid_client.
 	bad := c
 	bad.Secret = "wrong"
@@ -128,6 +136,13 @@ func TestClientCredentials_ServiceIdentity(t *testing.T) {
 	}
 	// Its only route is the default resource.
 	tokens(t, e.token(svc, form()))
+	// Once the client is no longer configured (a reload), its tokens are refused.
+	reloaded := configuredConfig()
+	reloaded.MCPClients = reloaded.MCPClients[:2]
+	e2 := New(reloaded, e.st, e.sessions, WithClock(e.clock.Now))
+	if _, err := e2.ValidateAccessToken(ctx, tr.AccessToken, resMain); !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("token of a removed service client: %v", err)
+	}
 
 	cases := []struct {
 		name   string
@@ -171,4 +186,24 @@ func TestClientCredentials_ServiceIdentity(t *testing.T) {
 			t.Errorf("grant_types_supported %v", m.GrantTypesSupported)
 		}
 	})
+}
+
+// serviceEvents counts the token events.
+type serviceEvents struct {
+	noEvents
+	mu              sync.Mutex
+	service, issued int
+}
+
+func (e *serviceEvents) ServiceTokenIssued() { e.mu.Lock(); e.service++; e.mu.Unlock() }
+func (e *serviceEvents) TokensIssued()       { e.mu.Lock(); e.issued++; e.mu.Unlock() }
+
+func TestClientCredentials_CountedAsServiceTokens(t *testing.T) {
+	t.Parallel()
+	ev := &serviceEvents{}
+	e := newEnvWithConfig(t, configuredConfig(), WithEvents(ev))
+	tokens(t, e.token(registered{ID: "ci-agent", Secret: serviceSecret, Method: authSecretPost}, url.Values{"grant_type": {"client_credentials"}}))
+	if ev.service != 1 || ev.issued != 0 {
+		t.Errorf("service tokens %d, authorization-code tokens %d; want 1, 0", ev.service, ev.issued)
+	}
 }

@@ -25,7 +25,7 @@ func FuzzResolveResource(f *testing.F) {
 				}
 				continue
 			}
-			if strings.ContainsAny(raw, "?#%\\ \t\r\n") {
+			if strings.ContainsAny(raw, "?#%;\\ \t\r\n") {
 				t.Fatalf("accepted %q with a query, fragment, escape, backslash or whitespace", raw)
 			}
 			u, err := url.Parse(raw)

@@ -12,7 +12,7 @@ import (
 // Values advertised in the metadata and enforced by the endpoints.
 var (
 	supportedGrantTypes  = []string{grantAuthorizationCode, grantRefreshToken}
-	supportedAuthMethods = []string{authNone, authSecretBasic, authSecretPost}
+	supportedAuthMethods = []string{authNone, authSecretBasic, authSecretPost, authPrivateKeyJWT}
 )
 
 // Protocol names.
@@ -50,6 +50,7 @@ type asMetadata struct {
 	GrantTypesSupported                        []string `json:"grant_types_supported"`
 	CodeChallengeMethodsSupported              []string `json:"code_challenge_methods_supported"`
 	TokenEndpointAuthMethodsSupported          []string `json:"token_endpoint_auth_methods_supported"`
+	TokenEndpointAuthSigningAlgValuesSupported []string `json:"token_endpoint_auth_signing_alg_values_supported"`
 	RevocationEndpointAuthMethodsSupported     []string `json:"revocation_endpoint_auth_methods_supported"`
 	ScopesSupported                            []string `json:"scopes_supported"`
 	ClientIDMetadataDocumentSupported          bool     `json:"client_id_metadata_document_supported"`
@@ -78,6 +79,7 @@ func (s *Server) handleASMetadata(w http.ResponseWriter, r *http.Request, h *hos
 		GrantTypesSupported:                        s.advertisedGrantTypes(),
 		CodeChallengeMethodsSupported:              []string{"S256"},
 		TokenEndpointAuthMethodsSupported:          supportedAuthMethods,
+		TokenEndpointAuthSigningAlgValuesSupported: assertionAlgNames(),
 		RevocationEndpointAuthMethodsSupported:     supportedAuthMethods,
 		ScopesSupported:                            asScopes,
 		ClientIDMetadataDocumentSupported:          true,

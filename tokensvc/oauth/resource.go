@@ -26,8 +26,9 @@ import (
 //     its from, it means every mcp.server route of the host (the resource of the host-level
 //     protected resource metadata). A token for it is then valid at each of them.
 //   - Refused with invalid_target: another scheme, host or port; userinfo, a query or a
-//     fragment; percent-escapes, dot segments, empty segments, backslashes, whitespace or
-//     control characters; and, in one request, several values that do not all name the same
+//     fragment; percent-escapes, path parameters (";"), dot segments, empty segments,
+//     backslashes, whitespace or control characters (the filter refuses such paths as
+//     ambiguous, or an upstream may read them as another route's); and, in one request, several values that do not all name the same
 //     route.
 //
 // The resolved value is what codes, grants and tokens store: the route's normalised from
@@ -63,7 +64,7 @@ func parseResource(raw string) (parsedResource, resourceProblem) {
 	}
 	for i := 0; i < len(raw); i++ {
 		switch c := raw[i]; {
-		case c <= 0x20 || c >= 0x7f, c == '\\', c == '%', c == '#', c == '?':
+		case c <= 0x20 || c >= 0x7f, c == '\\', c == '%', c == '#', c == '?', c == ';':
 			return parsedResource{}, resourceMalformed
 		}
 	}

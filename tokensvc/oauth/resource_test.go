@@ -82,6 +82,7 @@ func TestResource_Resolution(t *testing.T) {
 		{"empty segment", mcpHost, issuer + "//mcp", "", resourceMalformed},
 		{"two trailing slashes", mcpHost, resMain + "//", "", resourceMalformed},
 		{"backslash", mcpHost, issuer + "\\mcp", "", resourceMalformed},
+		{"path parameter", bareHost, bareOrigin + "/admin;x", "", resourceMalformed},
 		{"space", mcpHost, resMain + " ", "", resourceMalformed},
 		{"relative", mcpHost, "/mcp", "", resourceMalformed},
 		{"urn", mcpHost, "urn:mcp", "", resourceMalformed},

@@ -89,6 +89,8 @@ type Server struct {
 	trustedProxyHops int
 	// events receives metrics events (WithEvents).
 	events Events
+	// jwks caches the keys of private_key_jwt clients (jwks.go).
+	jwks *jwksCache
 	// clients are the pre-registered clients (mcp_clients) by client ID.
 	clients map[string]configuredClient
 }
@@ -165,6 +167,7 @@ func New(cfg *config.Config, st store.Store, sessions Sessions, opts ...Option) 
 	}
 	s.docs = newDocumentResolver(s.docClient, s.now, s.log, defaultDocumentCacheSize)
 	s.docs.events = s.events
+	s.jwks = newJWKSCache(s.docClient, s.now, s.log, defaultJWKSCacheSize)
 	return s
 }
 

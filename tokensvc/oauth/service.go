@@ -19,17 +19,26 @@ import (
 
 const grantClientCredentials = "client_credentials"
 
-// serviceSubjectPrefix starts the subject of every service identity.
-const serviceSubjectPrefix = "client:"
+// ServiceSubjectPrefix starts the subject of every service identity. Sign-in refuses an
+// identity provider subject that starts with it (package session), so that a person can never
+// be taken for a service.
+const ServiceSubjectPrefix = "client:"
 
 // ServiceSubject is the subject of the service identity of the pre-registered client
 // clientID.
-func ServiceSubject(clientID string) string { return serviceSubjectPrefix + clientID }
+func ServiceSubject(clientID string) string { return ServiceSubjectPrefix + clientID }
 
 // IsServiceToken reports whether t was issued by the client credentials grant: it has no
 // session and no grant, and its subject is its client's service subject.
 func IsServiceToken(t store.AccessToken) bool {
 	return t.SessionID == "" && t.GrantID == "" && t.ClientID != "" && t.Subject == ServiceSubject(t.ClientID)
+}
+
+// isServiceClient reports whether clientID is a pre-registered client that may use the
+// client_credentials grant now (the configuration may have changed since a token was issued).
+func (s *Server) isServiceClient(clientID string) bool {
+	c, ok := s.configuredClient(clientID)
+	return ok && slices.Contains(c.client.GrantTypes, grantClientCredentials)
 }
 
 // grantClientCredentials issues a service token (RFC 6749 §4.4) to an authenticated
@@ -70,7 +79,7 @@ func (s *Server) grantClientCredentials(ctx context.Context, h *hosts.Host, clie
 	if oerr != nil {
 		return tokenResponse{}, oerr
 	}
-	s.events.TokensIssued()
+	s.events.ServiceTokenIssued()
 	s.log.InfoContext(ctx, "oauth: service token issued", "client_id", client.ID, "resource", resource)
 	return s.tokenResponse(at, exp, "", scopeMCP), nil
 }

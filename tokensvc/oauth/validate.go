@@ -29,6 +29,9 @@ func (s *Server) ValidateAccessToken(ctx context.Context, token, routeID string)
 	if err != nil {
 		return store.AccessToken{}, fmt.Errorf("validate access token: %w", err)
 	}
+	if IsServiceToken(t) && !s.isServiceClient(t.ClientID) {
+		return store.AccessToken{}, fmt.Errorf("service token of a client no longer configured for client_credentials: %w", ErrInvalidToken)
+	}
 	if !s.tokenValidAt(t.Resource, routeID) || !s.clientMayUse(t.ClientID, routeID) {
 		return store.AccessToken{}, fmt.Errorf("token bound to another resource: %w", ErrInvalidToken)
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -257,21 +258,23 @@ func TestNew_OpensConfiguredSQLiteStore(t *testing.T) {
 	}
 }
 
-// TestNew_UnsupportedProviderFails: a provider the gateway cannot sign in with is refused by
-// the configuration's validation (the key named, exit 2), and by New for a configuration that
-// skipped it.
+// TestNew_UnsupportedProviderFails: a provider the gateway cannot sign in with (hosted) is
+// refused by the configuration's validation (the key named, exit 2), and by New, as a
+// configuration error, for a configuration that skipped it.
 func TestNew_UnsupportedProviderFails(t *testing.T) {
 	t.Parallel()
-	y := strings.Replace(testConfigYAML, "idp_provider: oidc", "idp_provider: github", 1)
-	if _, err := config.Parse([]byte(y), nil); err == nil || !strings.Contains(err.Error(), "idp_provider: github is not supported yet") {
+	y := strings.Replace(testConfigYAML, "idp_provider: oidc", "idp_provider: hosted", 1)
+	if _, err := config.Parse([]byte(y), nil); err == nil || !strings.Contains(err.Error(), "idp_provider: the hosted authenticate service is not available") {
 		t.Fatalf("config.Parse: err = %v", err)
 	}
 	cfg, err := config.Parse([]byte(testConfigYAML), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.IDPProvider = "github"
-	if _, err := New(context.Background(), cfg, WithLogger(slog.New(slog.DiscardHandler))); err == nil || !strings.Contains(err.Error(), "github is not supported yet") {
-		t.Fatalf("err = %v", err)
+	cfg.IDPProvider = "hosted"
+	_, err = New(context.Background(), cfg, WithLogger(slog.New(slog.DiscardHandler)))
+	var ce *config.Error
+	if err == nil || !strings.Contains(err.Error(), "idp_provider: the hosted authenticate service is not available") || !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want a *config.Error", err)
 	}
 }

@@ -163,8 +163,8 @@ func TestLoad_ConfigErrorNamesLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Load(cfg, nil)
-	if err == nil || !strings.Contains(err.Error(), "gateway.yaml:47: config: routes[0].mcp.server.max_bytes: unknown key") {
-		t.Fatalf("error %v; want the key and line 47", err)
+	if err == nil || !strings.Contains(err.Error(), "gateway.yaml:48: config: routes[0].mcp.server.max_bytes: unknown key") {
+		t.Fatalf("error %v; want the key and line 48", err)
 	}
 }
 

@@ -106,9 +106,16 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "localgateway: compile %s: %v\n", *wasmPath, err)
 		return 1
 	}
+	for _, note := range cfg.Notes {
+		logger.Info("configuration", "note", note)
+	}
 	a := &app{path: *configPath, module: mod, workers: *workers, logger: logger, wasmLevel: level, grace: *grace}
 	if err := a.start(ctx, cfg); err != nil {
 		fmt.Fprintf(stderr, "localgateway: %v\n", err)
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			return 2 // a configuration problem found at start-up (the identity provider's settings)
+		}
 		return 1
 	}
 	defer func() { stop(); a.close() }() // no reload starts once ctx is done

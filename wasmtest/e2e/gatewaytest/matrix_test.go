@@ -145,7 +145,7 @@ func goSDKRow(version string) func(*testing.T, *matrixStack, string) (*harness.C
 func openIDClientRow(t *testing.T, s *matrixStack, url string) (*harness.ClientResult, error) {
 	browser := harness.NewBrowser()
 	browser.Client.Transport = s.HTTPClient.Transport
-	oc, err := harness.RunOpenIDClientWith(t, url, "oauth2", redirectURI, browser)
+	oc, err := harness.RunOpenIDClientWith(t, harness.OpenIDClientOptions{URL: url, Algorithm: "oauth2", RedirectURI: redirectURI, Browser: browser})
 	res := &harness.ClientResult{ServerURL: url, Steps: oc.Steps, Error: oc.Error}
 	if err != nil {
 		return res, err

@@ -1,6 +1,7 @@
 package gatewaytest
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -23,10 +24,35 @@ func TestOpenIDClient_MCPURLAsResource(t *testing.T) {
 		{"bare-origin route", bareMCP, s.OpenURL, s.BareURL, s.BareURL + "/.well-known/oauth-protected-resource"},
 		{"path route", s.OpenURL, bareMCP, s.OpenURL, s.MCPOrigin + "/.well-known/oauth-protected-resource/mcp"},
 	}
+	// Discovery through the gateway: the plain forms answer on both hosts, the path-inserted
+	// ones are a quick JSON 404 (the issuer has no path), never the upstream's page.
+	for _, origin := range []string{s.BareURL, s.MCPOrigin} {
+		for path, want := range map[string]int{
+			"/.well-known/oauth-authorization-server":      200,
+			"/.well-known/openid-configuration":            200,
+			"/.well-known/oauth-authorization-server/mcp":  404,
+			"/.well-known/openid-configuration/mcp":        404,
+			"/.well-known/oauth-protected-resource/mcp/x/": 200,
+		} {
+			resp, err := http.Get(origin + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			derr := json.NewDecoder(resp.Body).Decode(&m)
+			resp.Body.Close()
+			if resp.StatusCode != want || resp.Header.Get("Content-Type") != "application/json" || derr != nil {
+				t.Errorf("%s%s: %d %q (%v), want %d JSON", origin, path, resp.StatusCode, resp.Header.Get("Content-Type"), derr, want)
+			}
+			if want == 200 && strings.Contains(path, "protected-resource") && m["resource"] != origin+"/mcp/x" {
+				t.Errorf("%s%s names %v", origin, path, m["resource"])
+			}
+		}
+	}
 	for _, rt := range routes {
 		for _, algorithm := range []string{"oidc", "oauth2"} {
 			t.Run(rt.name+"/"+algorithm, func(t *testing.T) {
-				res, err := harness.RunOpenIDClient(t, rt.url, algorithm, redirectURI)
+				res, err := harness.RunOpenIDClientWith(t, harness.OpenIDClientOptions{URL: rt.url, Algorithm: algorithm, RedirectURI: redirectURI, Tool: "test_simple_text"})
 				if err != nil {
 					t.Fatalf("%v\nresult %+v\nbrowser: %v", err, res, res.Browser)
 				}
@@ -39,6 +65,9 @@ func TestOpenIDClient_MCPURLAsResource(t *testing.T) {
 				if res.TokenScope != "mcp" || res.RefreshScope != "mcp" {
 					t.Errorf("token scope %q, after refresh %q; want exactly mcp", res.TokenScope, res.RefreshScope)
 				}
+				if res.Call == nil || res.Call.Text == "" || len(res.Tools) == 0 {
+					t.Errorf("tools/list %v, tools/call %+v", res.Tools, res.Call)
+				}
 				if res.ResourceSent != rt.url || res.MCPStatus != 200 || res.MCPStatusAfterRefresh != 200 {
 					t.Errorf("result %+v", res)
 				}
@@ -50,4 +79,51 @@ func TestOpenIDClient_MCPURLAsResource(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestOpenIDClient_DeniedToolCall: the openid-client flow reports a tool call the route's
+// policy refuses (the client matrix uses it), and the permitted one beside it succeeds.
+func TestOpenIDClient_DeniedToolCall(t *testing.T) {
+	s := startStack(t)
+	res, err := harness.RunOpenIDClientWith(t, harness.OpenIDClientOptions{URL: s.RestrictedURL, Algorithm: "oauth2", RedirectURI: redirectURI,
+		Tool: "test_simple_text", DeniedTool: "test_error_handling"})
+	if err != nil {
+		t.Fatalf("%v\nresult %+v", err, res)
+	}
+	if res.Call == nil || res.Call.IsError || res.Denied == nil {
+		t.Fatalf("result %+v", res)
+	}
+	if d := res.Denied; d.Status == 200 && !d.IsError && d.Error == "" {
+		t.Errorf("the denied tool call succeeded: %+v", d)
+	}
+	if !strings.Contains(res.Denied.Text+res.Denied.Error, "test_error_handling") {
+		t.Errorf("the denial does not name the tool: %+v", res.Denied)
+	}
+}
+
+// TestOfficialSDKs_BareOriginRoute: the official TypeScript and Go SDK clients sign in, call a
+// tool and refresh on a route whose from is a bare origin, at an MCP URL deeper than it (the
+// challenge names the host-level metadata, whose resource is the origin), and the token they
+// get is bound to it (TestOpenIDClient_MCPURLAsResource checks the binding).
+func TestOfficialSDKs_BareOriginRoute(t *testing.T) {
+	s := startStackWith(t, stackOptions{BareOrigin: true})
+	mcpURL := s.BareURL + "/mcp"
+	t.Run("TypeScript SDK", func(t *testing.T) {
+		res, err := harness.RunTSClient(t, harness.ClientOptions{URL: mcpURL, Tool: "test_simple_text"})
+		if err != nil {
+			t.Fatalf("%v\nbrowser: %v", err, res.Browser)
+		}
+		if !res.Refreshed || res.Call == nil || res.Call.IsError || res.Scope != "mcp" {
+			t.Fatalf("result %+v", res)
+		}
+	})
+	t.Run("Go SDK", func(t *testing.T) {
+		res, err := harness.RunGoClient(t, harness.ClientOptions{URL: mcpURL, Tool: "test_simple_text"})
+		if err != nil {
+			t.Fatalf("%v\nbrowser: %v", err, res.Browser)
+		}
+		if !res.Refreshed || res.Call == nil || res.Call.IsError {
+			t.Fatalf("result %+v", res)
+		}
+	})
 }

@@ -63,9 +63,9 @@ func TestQuickstart_InspectorSignsInAndSeesWhoami(t *testing.T) {
 		{"http://127.0.0.1:8409", idp.Issuer},
 		{"idp_client_id: gateway", "idp_client_id: " + idp.ClientID},
 		{"idp_client_secret: demo-idp-secret", "idp_client_secret: " + idp.ClientSecret},
-		{"build/out/quickstart.db", filepath.Join(dir, "quickstart.db")},
-		{"build/out/tls/cert.pem", p.Cert},
-		{"build/out/tls/key.pem", p.Key},
+		{"../build/out/quickstart.db", filepath.Join(dir, "quickstart.db")},
+		{"../build/out/tls/cert.pem", p.Cert},
+		{"../build/out/tls/key.pem", p.Key},
 	} {
 		if !strings.Contains(y, r.from) {
 			t.Fatalf("examples/gateway.yaml no longer contains %q: update this test", r.from)

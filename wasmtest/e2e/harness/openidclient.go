@@ -36,11 +36,37 @@ type OpenIDClientResult struct {
 	// MCPStatus and MCPStatusAfterRefresh are the HTTP status of initialize with each token.
 	MCPStatus             int `json:"mcp_status"`
 	MCPStatusAfterRefresh int `json:"mcp_status_after_refresh"`
+	// Tools, Call and Denied are the tools/list names and the results of tools/call of the
+	// permitted and the denied tool (with OpenIDClientOptions.Tool).
+	Tools  []string              `json:"tools"`
+	Call   *OpenIDToolCallResult `json:"call"`
+	Denied *OpenIDToolCallResult `json:"denied"`
 	// AccessToken is the last access token (a test token, for checks at other routes).
 	AccessToken string `json:"access_token"`
 	Error       string `json:"error"`
 	// Browser is the browser's request log.
 	Browser []string `json:"-"`
+}
+
+// OpenIDToolCallResult is the HTTP status and the summary of a tools/call answer.
+type OpenIDToolCallResult struct {
+	Status  int    `json:"status"`
+	IsError bool   `json:"is_error"`
+	Text    string `json:"text"`
+	// Error is the JSON-RPC error message, when the answer is an error.
+	Error string `json:"error"`
+}
+
+// OpenIDClientOptions configures RunOpenIDClientWith.
+type OpenIDClientOptions struct {
+	// URL is the MCP URL, sent as resource; Algorithm "oidc" or "oauth2"; RedirectURI where
+	// the browser stops.
+	URL, Algorithm, RedirectURI string
+	// Tool, if set, is called after tools/list (it must succeed); DeniedTool, if set, is
+	// called too and its answer reported, whatever it is.
+	Tool, DeniedTool string
+	// Browser, if set, signs in (one whose client trusts a test CA); a new one otherwise.
+	Browser *Browser
 }
 
 // RunOpenIDClient runs openid-client.mjs on Node 22 against the MCP URL url with the discovery
@@ -50,16 +76,23 @@ type OpenIDClientResult struct {
 // program could not run or printed no result.
 func RunOpenIDClient(t testing.TB, url, algorithm, redirectURI string) (*OpenIDClientResult, error) {
 	t.Helper()
-	return RunOpenIDClientWith(t, url, algorithm, redirectURI, NewBrowser())
+	return RunOpenIDClientWith(t, OpenIDClientOptions{URL: url, Algorithm: algorithm, RedirectURI: redirectURI})
 }
 
-// RunOpenIDClientWith is RunOpenIDClient with the given browser (one that trusts a test CA).
-func RunOpenIDClientWith(t testing.TB, url, algorithm, redirectURI string, browser *Browser) (*OpenIDClientResult, error) {
+// RunOpenIDClientWith is [RunOpenIDClient] with every option.
+func RunOpenIDClientWith(t testing.TB, o OpenIDClientOptions) (*OpenIDClientResult, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, Node22Bin(t), nodeScript(t, "openid-client.mjs"),
-		"--url", url, "--algorithm", algorithm, "--redirect-uri", redirectURI)
+	args := []string{nodeScript(t, "openid-client.mjs"), "--url", o.URL, "--algorithm", o.Algorithm, "--redirect-uri", o.RedirectURI}
+	if o.Tool != "" {
+		args = append(args, "--tool", o.Tool)
+	}
+	if o.DeniedTool != "" {
+		args = append(args, "--denied-tool", o.DeniedTool)
+	}
+	algorithm, redirectURI := o.Algorithm, o.RedirectURI
+	cmd := exec.CommandContext(ctx, Node22Bin(t), args...)
 	cmd.Dir = NodeDir(t)
 	cmd.Env = childEnv()
 	setParentDeathSignal(cmd)
@@ -75,6 +108,10 @@ func RunOpenIDClientWith(t testing.TB, url, algorithm, redirectURI string, brows
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("harness: start openid-client: %v", err)
+	}
+	browser := o.Browser
+	if browser == nil {
+		browser = NewBrowser()
 	}
 	var last string
 	sc := bufio.NewScanner(out)

@@ -11,9 +11,11 @@
 // scopes_supported) and resource=<MCP URL>, printed on stdout as {"authorize": URL}; the
 // caller drives a browser and writes the callback URL it reached as one line on stdin ->
 // authorizationCodeGrant (state, iss and PKCE checked by openid-client) with the resource ->
-// initialize with the token -> refreshTokenGrant with the resource -> initialize again.
+// initialize with the token (and, with --tool, tools/list, tools/call of --tool and of
+// --denied-tool) -> refreshTokenGrant with the resource -> initialize again.
 //
 // Usage: node openid-client.mjs --url MCP_URL --algorithm oidc|oauth2 --redirect-uri URI
+//          [--tool NAME [--denied-tool NAME]]
 // Prints one JSON object as its last stdout line and exits 0 only if every step succeeded.
 import { parseArgs } from 'node:util';
 import readline from 'node:readline';
@@ -24,6 +26,8 @@ const { values: opt } = parseArgs({
     url: { type: 'string' },
     algorithm: { type: 'string', default: 'oidc' },
     'redirect-uri': { type: 'string' },
+    tool: { type: 'string' },
+    'denied-tool': { type: 'string' },
   },
   strict: true,
 });
@@ -43,6 +47,9 @@ const result = {
   refresh_scope: '',
   mcp_status: 0,
   mcp_status_after_refresh: 0,
+  tools: [],
+  call: null,
+  denied: null,
   access_token: '',
   error: '',
 };
@@ -58,6 +65,58 @@ async function mcpInitialize(token) {
   const res = await fetch(opt.url, { method: 'POST', headers, body: initialize });
   await res.arrayBuffer();
   return res;
+}
+
+// rpc POSTs one JSON-RPC message in an MCP session and returns the HTTP status and the
+// JSON-RPC answer (from a JSON body or the first SSE data event).
+async function rpc(token, sessionId, message) {
+  const headers = {
+    'content-type': 'application/json', accept: 'application/json, text/event-stream',
+    authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-11-25',
+  };
+  if (sessionId) headers['mcp-session-id'] = sessionId;
+  const res = await fetch(opt.url, { method: 'POST', headers, body: JSON.stringify(message) });
+  const text = await res.text();
+  let answer = null;
+  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    for (const line of text.split('\n')) {
+      if (line.startsWith('data:')) { try { answer = JSON.parse(line.slice(5)); break; } catch { /* next */ } }
+    }
+  } else if (text) {
+    try { answer = JSON.parse(text); } catch { /* not JSON */ }
+  }
+  return { status: res.status, headers: res.headers, answer };
+}
+
+// toolResult summarises a tools/call answer.
+function toolResult(r) {
+  const out = { status: r.status, is_error: false, text: '', error: '' };
+  if (r.answer?.error) out.error = r.answer.error.message ?? String(r.answer.error.code);
+  const res = r.answer?.result;
+  if (res) {
+    out.is_error = Boolean(res.isError);
+    out.text = (res.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+  }
+  return out;
+}
+
+// session runs initialize, notifications/initialized, tools/list and the tool calls asked for.
+async function session(token) {
+  const init = await rpc(token, '', JSON.parse(initialize));
+  if (init.status !== 200 || !init.answer?.result) throw new Error(`initialize: HTTP ${init.status}`);
+  const sid = init.headers.get('mcp-session-id') ?? '';
+  await rpc(token, sid, { jsonrpc: '2.0', method: 'notifications/initialized' });
+  const list = await rpc(token, sid, { jsonrpc: '2.0', id: 2, method: 'tools/list' });
+  if (list.status !== 200 || !list.answer?.result) throw new Error(`tools/list: HTTP ${list.status}`);
+  result.tools = (list.answer.result.tools ?? []).map((t) => t.name);
+  result.steps.push('tools/list');
+  result.call = toolResult(await rpc(token, sid, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: opt.tool, arguments: {} } }));
+  if (result.call.status !== 200 || result.call.is_error || result.call.error) throw new Error(`tools/call ${opt.tool}: ${JSON.stringify(result.call)}`);
+  result.steps.push('tools/call');
+  if (opt['denied-tool']) {
+    result.denied = toolResult(await rpc(token, sid, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: opt['denied-tool'], arguments: {} } }));
+    result.steps.push('tools/call-denied');
+  }
 }
 
 // authParam reads one auth-param of a Bearer challenge.
@@ -144,6 +203,7 @@ async function main() {
   result.mcp_status = res.status;
   if (res.status !== 200) throw new Error(`initialize with the token: HTTP ${res.status} ${res.headers.get('www-authenticate') ?? ''}`);
   result.steps.push('initialize');
+  if (opt.tool) await session(tokens.access_token);
 
   if (!tokens.refresh_token) throw new Error('no refresh token');
   const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token, { resource: opt.url });

@@ -156,7 +156,8 @@ function parseAttrs(s) {
 
 // parseForms finds forms, their fields and submit buttons (a small scanner for consent pages).
 function parseForms(html, base) {
-  const clean = html.replace(/<!--[\s\S]*?-->/g, '').replace(/<(script|style)\b[\s\S]*?<\/\1\s*>/gi, '');
+  // A browser that runs scripts ignores <noscript> (a form_post page's fallback button).
+  const clean = html.replace(/<!--[\s\S]*?-->/g, '').replace(/<(script|style|noscript)\b[\s\S]*?<\/\1\s*>/gi, '');
   const forms = [];
   const formRe = /<form\b([^>]*)>([\s\S]*?)(?:<\/form\s*>|$)/gi;
   let fm;
