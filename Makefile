@@ -22,7 +22,7 @@ build: wasm
 	$(GO) build -o $(OUT)/ ./tokensvc/cmd/... ./wasmtest/cmd/... ./examples/...
 
 ## run: the quick start (local gateway + demo MCP server + OpenID provider on loopback)
-run: wasm
+run:
 	bash build/run-quickstart.sh $(CONFIG)
 
 ## test: every test (what .ci/run calls)

@@ -62,6 +62,11 @@ type stream struct {
 	sseFirstEvent bool
 	bodySize      int      // the request body buffered so far
 	hdrs          []Header // the request headers as they arrived
+	// mcpVersion is the MCP protocol revision of the request (its MCP-Protocol-Version, or
+	// its _meta's), once the request metadata headers are checked (mcpheaders.go).
+	mcpVersion string
+	// client is what the message being recorded says of its client and revision.
+	client jsonrpc.Client
 }
 
 func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {

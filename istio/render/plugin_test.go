@@ -224,7 +224,8 @@ func TestModule_DecidesWithTheRenderedConfiguration(t *testing.T) {
 	t.Logf("poll_oneoff calls after 304 requests: %d", h.PollOneoffCalls())
 	other := seedUser(t, st, "mallory@evil.example")
 	upstream.body = ""
-	if w := call(other, toolCall("search")); w.Code != http.StatusForbidden || upstream.body != "" {
+	// A tool call denied by policy is answered with an isError result (docs/decisions.md).
+	if w := call(other, toolCall("search")); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"isError":true`) || upstream.body != "" {
 		t.Fatalf("a user of another domain: %d %s", w.Code, w.Body)
 	}
 }

@@ -26,7 +26,7 @@ func TestParseFields(t *testing.T) {
 	for _, f := range SelectableFields() {
 		all = append(all, string(f))
 	}
-	want := []string{"request-id", "user", "email", "allow", "allow-why-true", "allow-why-false", "deny", "deny-why-false", "mcp-method", "mcp-tool", "mcp-tool-parameters", "client-id"}
+	want := []string{"request-id", "user", "email", "allow", "allow-why-true", "allow-why-false", "deny", "deny-why-false", "mcp-method", "mcp-tool", "mcp-tool-parameters", "client-id", "mcp-protocol-version", "mcp-client-name", "mcp-client-version"}
 	if !slices.Equal(all, want) {
 		t.Fatalf("SelectableFields = %q", all)
 	}
@@ -112,7 +112,7 @@ func TestAppendJSON_BlockedToolRecord(t *testing.T) {
 	want := `{"level":"info","service":"authorize","time":"2025-06-18T09:30:01.123456789Z","message":"authorize check",` +
 		`"request-id":"0d5f6c1e-9a1b-4b8e-a0c0-5a1e2f3b4c5d","user":"u-1","email":"alice@example.com",` +
 		`"allow":false,"allow-why-true":["domain-ok"],"allow-why-false":["mcp-tool-unauthorized"],"deny":true,"deny-why-false":[],` +
-		`"mcp-method":"tools/call","mcp-tool":"delete_repo","mcp-tool-parameters":{"repo":"octo/hello","force":true},"client-id":""}`
+		`"mcp-method":"tools/call","mcp-tool":"delete_repo","mcp-tool-parameters":{"repo":"octo/hello","force":true},"client-id":"","mcp-protocol-version":"","mcp-client-name":"","mcp-client-version":""}`
 	if string(line) != want {
 		t.Fatalf("got\n%s\nwant\n%s", line, want)
 	}

@@ -31,6 +31,9 @@ type Record struct {
 	MCPToolParametersValidated bool
 	// ClientID is the OAuth client the token was issued to ("" for a browser session).
 	ClientID string
+	// MCPProtocolVersion, MCPClientName and MCPClientVersion are the MCP revision the
+	// message was sent under and the client's clientInfo name and version ("" when unknown).
+	MCPProtocolVersion, MCPClientName, MCPClientVersion string
 }
 
 // AppendJSON appends r as one JSON object, with the fixed fields and then fields in order,
@@ -169,6 +172,9 @@ const (
 	kindMCPTool
 	kindMCPToolParameters
 	kindClientID
+	kindMCPProtocolVersion
+	kindMCPClientName
+	kindMCPClientVersion
 )
 
 // kindOf returns the kind of f, or 0 if f is not selectable.
@@ -198,6 +204,12 @@ func kindOf(f Field) fieldKind {
 		return kindMCPToolParameters
 	case FieldClientID:
 		return kindClientID
+	case FieldMCPProtocolVersion:
+		return kindMCPProtocolVersion
+	case FieldMCPClientName:
+		return kindMCPClientName
+	case FieldMCPClientVersion:
+		return kindMCPClientVersion
 	}
 	return 0
 }
@@ -231,6 +243,12 @@ func appendField(dst []byte, r *Record, k fieldKind, red *redactor) []byte {
 		dst = appendParameters(dst, r.MCPToolParameters, r.MCPToolParametersValidated, red)
 	case kindClientID:
 		dst = appendString(append(dst, `,"client-id":`...), r.ClientID)
+	case kindMCPProtocolVersion:
+		dst = appendString(append(dst, `,"mcp-protocol-version":`...), r.MCPProtocolVersion)
+	case kindMCPClientName:
+		dst = appendString(append(dst, `,"mcp-client-name":`...), r.MCPClientName)
+	case kindMCPClientVersion:
+		dst = appendString(append(dst, `,"mcp-client-version":`...), r.MCPClientVersion)
 	}
 	return dst
 }

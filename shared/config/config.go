@@ -48,6 +48,12 @@ type Config struct {
 	// Routes are the protected routes.
 	Routes []Route `yaml:"routes"`
 
+	// CertificateFile and CertificateKeyFile are the PEM certificate (chain) and private key
+	// the local gateway serves its https hosts with (docs/clients.md#tls); both or neither.
+	// Envoy and Istio take their certificates from their own configuration.
+	CertificateFile    string `yaml:"certificate_file"`
+	CertificateKeyFile string `yaml:"certificate_key_file"`
+
 	// IDPClientSecretResolved is idp_client_secret or the content of idp_client_secret_file.
 	IDPClientSecretResolved string `yaml:"-"`
 	// Notes are what Load changed that the operator should read in the log (a relative

@@ -70,6 +70,7 @@ func Load(path string) (*Config, error) {
 	if note := c.resolveStoragePath(path); note != "" {
 		c.Notes = append(c.Notes, note)
 	}
+	c.resolveCertificatePaths(path)
 	return c, nil
 }
 

@@ -39,6 +39,7 @@ const (
 	ReasonRouteNotFound                 // "route-not-found": no route for the path on a route host (404)
 	ReasonTokenServiceUnavailable       // "token-service-unavailable": the token service could not decide (503)
 	ReasonUpstreamAuthorizationRequired // "upstream-authorization-required": the user has no usable Internal Token for the upstream (401 invalid_token)
+	ReasonMCPHeaderMismatch             // "mcp-header-mismatch": MCP-Protocol-Version, Mcp-Method or Mcp-Name missing, malformed, repeated or not matching the body (400, JSON-RPC -32020)
 
 	numReasons
 )
@@ -73,6 +74,7 @@ var reasonNames = [numReasons]string{
 	ReasonRouteNotFound:                 "route-not-found",
 	ReasonTokenServiceUnavailable:       "token-service-unavailable",
 	ReasonUpstreamAuthorizationRequired: "upstream-authorization-required",
+	ReasonMCPHeaderMismatch:             "mcp-header-mismatch",
 }
 
 // String returns the reason as the authorization log writes it, or "" for an unknown value.

@@ -80,6 +80,10 @@ type Want struct {
 	// Properties are properties the filter must have set on the stream
 	// (proxy_set_property: Envoy's filter state "wasm.<name>"), with their values.
 	Properties map[string]string
+	// Golden names a file under plugintest's testdata/golden that the local reply (status,
+	// Content-Type and body) must equal byte for byte, natively and in wasm alike; rewrite
+	// it with go test -update.
+	Golden string
 }
 
 // Result is what a runner observed of a case's Request.

@@ -62,7 +62,7 @@ func recordCases() []Case {
 		{
 			Name:    "DeniedToolPublishesTheDecision",
 			Request: DeniedToolCall(),
-			Want: Want{Status: 403, Counters: []string{"mcp_gateway_authorize_denied", "mcp_gateway_deny_reason_mcp_tool_unauthorized"},
+			Want: Want{Status: 200, Counters: []string{"mcp_gateway_authorize_denied", "mcp_gateway_deny_reason_mcp_tool_unauthorized"},
 				Properties: map[string]string{"mcp_gateway.mcp_method": "tools/call", "mcp_gateway.mcp_tool": "delete_everything", "mcp_gateway.allow": "false",
 					"mcp_gateway.reasons": "mcp-tool-unauthorized", "mcp_gateway.user": "alice", "mcp_gateway.request_id": RequestID},
 				CheckCalls: 1},
@@ -78,7 +78,7 @@ func recordCases() []Case {
 		{
 			Name:    "BatchPublishesItsDeniedMessage",
 			Request: post(mcp, "/mcp", `[`+toolsCall("1", "echo")+`,`+toolsCall("2", "shutdown")+`,`+toolsList+`]`, alice),
-			Want: Want{Status: 403, Properties: map[string]string{"mcp_gateway.mcp_tool": "shutdown", "mcp_gateway.allow": "false"},
+			Want: Want{Status: 200, Properties: map[string]string{"mcp_gateway.mcp_tool": "shutdown", "mcp_gateway.allow": "false"},
 				CheckCalls: 1},
 		},
 		{

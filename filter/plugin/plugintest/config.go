@@ -51,7 +51,7 @@ func Config() []byte {
 		"check_timeout_ms":                  500,
 		"cache_ttl_s":                       30,
 		"authenticate_service_url":          "https://auth.example.com",
-		"authorize_log_fields":              []string{"request-id", "user", "email", "allow", "allow-why-true", "allow-why-false", "deny", "deny-why-false", "mcp-method", "mcp-tool", "mcp-tool-parameters"},
+		"authorize_log_fields":              []string{"request-id", "user", "email", "allow", "allow-why-true", "allow-why-false", "deny", "deny-why-false", "mcp-method", "mcp-tool", "mcp-tool-parameters", "mcp-protocol-version", "mcp-client-name", "mcp-client-version"},
 		"authorize_log_max_parameter_bytes": MaxParameterBytes,
 		"routes": []any{
 			route("https://mcp.example.com/mcp", "mcp.example.com", "/mcp", "server", 4096, false, recommended),

