@@ -71,6 +71,7 @@ func (s *stream) decide() bool {
 	}
 	s.f.metrics.inc(metricAllowed)
 	s.f.metrics.incRoute(s.route, true)
+	s.watchToolLists()
 	return true
 }
 
@@ -118,8 +119,9 @@ func (s *stream) rewriteHeaders(b *bundle) bool {
 func (s *stream) check(in *policy.Input, method, tool, args string, logRecord bool) policy.Decision {
 	in.MCPMethod, in.MCPTool = method, tool
 	d := s.route.policy.Evaluate(in)
+	shadow := s.evaluateShadow(in, d)
 	if logRecord {
-		s.logRecord(in, d, tool, args)
+		s.logRecord(in, d, shadow, tool, args)
 	}
 	if !d.Allow {
 		for r := range d.AllowWhyFalse.All() {
@@ -131,7 +133,7 @@ func (s *stream) check(in *policy.Input, method, tool, args string, logRecord bo
 }
 
 // logRecord logs the authorization record of one decision at info level.
-func (s *stream) logRecord(in *policy.Input, d policy.Decision, tool, args string) {
+func (s *stream) logRecord(in *policy.Input, d policy.Decision, shadow *policy.Decision, tool, args string) {
 	rec := authlog.Record{
 		Time:              s.h.Now(),
 		RequestID:         s.requestID(),
@@ -146,6 +148,7 @@ func (s *stream) logRecord(in *policy.Input, d policy.Decision, tool, args strin
 		MCPProtocolVersion:         s.client.ProtocolVersion,
 		MCPClientName:              s.client.Name,
 		MCPClientVersion:           s.client.Version,
+		Shadow:                     shadow,
 	}
 	f := s.f
 	f.logBuf = f.logWriter.Append(f.logBuf[:0], &rec)

@@ -107,6 +107,9 @@ type Stream interface {
 	OnRequestTrailers(numTrailers int) Action
 	OnResponseHeaders(numHeaders int, endOfStream bool) Action
 	OnResponseBody(bodySize int, endOfStream bool) Action
+	// OnResponseTrailers is called when trailers end the response (no body callback carried
+	// the end of stream). A response body the plugin holds must not go on unread.
+	OnResponseTrailers(numTrailers int) Action
 	// OnDone is called once when the stream ends, however it ends.
 	OnDone()
 }

@@ -104,6 +104,9 @@ type Route struct {
 	To string `yaml:"to"`
 	// Policy is the route policy in decoded form (see shared/policy).
 	Policy any `yaml:"policy"`
+	// PolicyShadow is a second policy evaluated beside Policy on every request, recorded
+	// and counted, that never changes a decision (docs/policy.md, "Shadow policies").
+	PolicyShadow any `yaml:"policy_shadow"`
 	// MCP marks the route as an MCP server or an MCP client route.
 	MCP *MCP `yaml:"mcp"`
 }
@@ -119,6 +122,9 @@ type MCPServer struct {
 	UpstreamOAuth2 *UpstreamOAuth2 `yaml:"upstream_oauth2"`
 	// MaxRequestBytes bounds the request body (default 4096).
 	MaxRequestBytes int64 `yaml:"max_request_bytes"`
+	// FilterToolList, when false, passes tools/list responses unfiltered (default true:
+	// docs/tool-lists.md).
+	FilterToolList *bool `yaml:"filter_tool_list"`
 }
 
 // MCPClient marks a route as an MCP client route; it has no fields.

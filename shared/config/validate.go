@@ -74,6 +74,11 @@ func (c *Config) Validate() error {
 		if _, err := policy.Parse(c.Routes[i].Policy); err != nil {
 			e.add("routes["+strconv.Itoa(i)+"]", "%v", err)
 		}
+		if c.Routes[i].PolicyShadow != nil {
+			if _, err := policy.ParseKey("policy_shadow", c.Routes[i].PolicyShadow); err != nil {
+				e.add("routes["+strconv.Itoa(i)+"]", "%v", err)
+			}
+		}
 	}
 	return e.err()
 }

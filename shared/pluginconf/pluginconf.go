@@ -65,6 +65,12 @@ type Route struct {
 	UpstreamOAuth2 bool `json:"upstream_oauth2,omitempty"`
 	// Policy is the route policy in its decoded YAML/JSON form (see shared/policy).
 	Policy any `json:"policy,omitempty"`
+	// NoToolListFilter turns off the filtering of tools/list responses on a server route
+	// (mcp.server.filter_tool_list: false).
+	NoToolListFilter bool `json:"no_tool_list_filter,omitempty"`
+	// PolicyShadow is the route's shadow policy (policy_shadow): evaluated and recorded
+	// beside Policy, it never changes a decision.
+	PolicyShadow any `json:"policy_shadow,omitempty"`
 }
 
 // Parse decodes and checks a plugin configuration.

@@ -302,6 +302,7 @@ type testStream struct {
 	respBody          func(h plugin.StreamHost) plugin.Action
 	calls             int // header and body callbacks the plugin saw
 	trailers          int // OnRequestTrailers calls
+	respTrailers      int // OnResponseTrailers calls
 	done              int
 	responseCallbacks int
 }
@@ -341,6 +342,13 @@ func (s *testStream) OnResponseBody(int, bool) plugin.Action {
 	s.calls++
 	s.responseCallbacks++
 	return run(s.respBody, s.h)
+}
+
+// OnResponseTrailers counts response trailers; they carry no data the tests act on.
+func (s *testStream) OnResponseTrailers(int) plugin.Action {
+	s.calls++
+	s.respTrailers++
+	return plugin.Continue
 }
 
 func (s *testStream) OnDone() { s.done++ }

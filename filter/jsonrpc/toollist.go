@@ -1,0 +1,371 @@
+package jsonrpc
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// Tool lists filtered by policy (docs/tool-lists.md). The filter rewrites the responses an
+// MCP server gives to the tools/list requests it let through, so that they list only the
+// tools the user may call. It reads a response body (one JSON-RPC message, or a batch of
+// them) the way it reads requests — validated first, then read member by member without
+// decoding what it does not need — and copies everything but the removed tools byte for byte.
+
+// MaxToolListBytes bounds a response the filter holds to rewrite a tool list: an
+// application/json body, or one event of an event stream (half of Envoy's default buffer
+// limit). A longer one is refused (fail closed).
+const MaxToolListBytes = 512 << 10
+
+// CodeInternalError is the JSON-RPC code of the error that replaces a tool list the filter
+// cannot read safely.
+const CodeInternalError = -32603
+
+// MessageToolListRefused is the message of that error.
+const MessageToolListRefused = "Internal error: the gateway could not filter the tool list"
+
+// ErrToolList is wrapped by every error of RewriteToolLists: the response is not passed on.
+var ErrToolList = errors.New("tool list cannot be filtered")
+
+// CacheScopePrivate is the cacheScope a filtered list carries (MCP 2026-07-28): it depends on
+// the user.
+const CacheScopePrivate = "private"
+
+// ToolListFilter says which responses RewriteToolLists rewrites and what it keeps.
+type ToolListFilter struct {
+	// IDs are the keys (IDKey) of the ids of the tools/list requests whose responses are
+	// rewritten; responses to other ids pass unchanged.
+	IDs []string
+	// Allow reports whether the user may call the tool named name.
+	Allow func(name string) bool
+	// ForcePrivate adds "cacheScope":"private" to a rewritten result that has none. A
+	// cacheScope present is always set to "private".
+	ForcePrivate bool
+}
+
+// ToolListResult is what RewriteToolLists did.
+type ToolListResult struct {
+	// Lists counts the tools/list results rewritten, Removed the tools taken out of them.
+	Lists, Removed int
+}
+
+// IDKey returns a key for the raw JSON id that is equal for ids equal in value: a string is
+// its decoded content, a number its decimal value (1, 1.0 and 1e0 are one key). "" for
+// anything else.
+func IDKey(raw string) string {
+	switch {
+	case isString(raw):
+		return "s" + decodeString(raw)
+	case isNumber(raw):
+		if !strings.ContainsAny(raw, ".eE") {
+			if raw == "-0" {
+				return "n0"
+			}
+			return "n" + raw
+		}
+		f, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			return "n" + raw
+		}
+		if f == float64(int64(f)) && f > -(1<<53) && f < 1<<53 {
+			return "n" + strconv.FormatInt(int64(f), 10)
+		}
+		return "n" + strconv.FormatFloat(f, 'g', -1, 64)
+	case isNull(raw):
+		return "null"
+	}
+	return ""
+}
+
+func toolListError(reason string) error {
+	return errors.Join(ErrToolList, errors.New(reason))
+}
+
+// RewriteToolLists reads body, a JSON-RPC message or a batch of them sent by an MCP server,
+// and returns it with the tools f.Allow refuses removed from every result that answers one of
+// f.IDs. Everything else — other messages, other members, nextCursor, whitespace — is kept
+// as it was. out is body itself when nothing changed. The error, wrapping ErrToolList, says
+// why the body cannot be rewritten safely: not valid JSON, nested too deep, a duplicated
+// member, a response whose result or tools are not what MCP says, a tool without a clean
+// string name.
+func RewriteToolLists(body []byte, f *ToolListFilter) (out []byte, res ToolListResult, err error) {
+	if len(body) > MaxToolListBytes {
+		return nil, res, toolListError("longer than " + strconv.Itoa(MaxToolListBytes) + " bytes")
+	}
+	switch validate(body, MaxDepth) {
+	case tooDeep:
+		return nil, res, toolListError("nested deeper than " + strconv.Itoa(MaxDepth))
+	case invalidJSON:
+		return nil, res, toolListError("not JSON")
+	}
+	text := string(body)
+	start := skipSpaceString(text, 0)
+	if start == len(text) {
+		return nil, res, toolListError("empty")
+	}
+	var b []byte // the output, once something changed
+	done := 0    // text[:done] is in b
+	rewrite := func(i int) (int, error) {
+		n, repl, err := rewriteMessage(text[i:], f, &res)
+		if err != nil {
+			return 0, err
+		}
+		if repl != "" {
+			if b == nil {
+				b = make([]byte, 0, len(text))
+			}
+			b = append(b, text[done:i]...)
+			b = append(b, repl...)
+			done = i + n
+		}
+		return n, nil
+	}
+	switch text[start] {
+	case '{':
+		if _, err := rewrite(start); err != nil {
+			return nil, res, err
+		}
+	case '[':
+		for i := skipSpaceString(text, start+1); i < len(text) && text[i] != ']'; {
+			if text[i] != '{' {
+				return nil, res, toolListError("batch element is not an object")
+			}
+			n, err := rewrite(i)
+			if err != nil {
+				return nil, res, err
+			}
+			if i = skipSpaceString(text, i+n); i < len(text) && text[i] == ',' {
+				i = skipSpaceString(text, i+1)
+			}
+		}
+	default:
+		return nil, res, toolListError("not an object or an array")
+	}
+	if b == nil {
+		return body, res, nil
+	}
+	return append(b, text[done:]...), res, nil
+}
+
+// rewriteMessage reads the message that starts s and returns the length of its text and, if
+// it answers one of f.IDs with a result, the rewritten message ("" when unchanged).
+func rewriteMessage(s string, f *ToolListFilter, res *ToolListResult) (int, string, error) {
+	var v [numMessageFields]string
+	n, reason := readMembers(s, messageFields[:], v[:], "", nil)
+	if reason != "" {
+		return 0, "", toolListError(reason)
+	}
+	if v[fMethod] != "" || v[fID] == "" {
+		return n, "", nil // a request or a notification of the server's
+	}
+	key := IDKey(v[fID])
+	want := false
+	for _, id := range f.IDs {
+		if id == key {
+			want = true
+			break
+		}
+	}
+	if !want {
+		return n, "", nil
+	}
+	if v[fResult] == "" {
+		if v[fError] == "" {
+			return 0, "", toolListError("response without result or error")
+		}
+		return n, "", nil // an error answers the list: nothing to filter
+	}
+	if v[fError] != "" {
+		return 0, "", toolListError("response with both result and error")
+	}
+	result := v[fResult]
+	if !isObject(result) {
+		return 0, "", toolListError("result is not an object")
+	}
+	repl, err := rewriteResult(result, f, res)
+	if err != nil {
+		return 0, "", err
+	}
+	// Splice the new result in place of the (only) result member's value.
+	m := newMembers(s[:n])
+	for {
+		rawKey := m.key()
+		if rawKey == "" {
+			return 0, "", toolListError("result not found")
+		}
+		at := m.i
+		v := m.value()
+		if decodeString(rawKey) == "result" {
+			return n, s[:at] + repl + s[at+len(v):n], nil
+		}
+	}
+}
+
+// rewriteResult returns the tools/list result obj with the refused tools removed and its
+// cacheScope made private.
+func rewriteResult(obj string, f *ToolListFilter, res *ToolListResult) (string, error) {
+	var b strings.Builder
+	b.Grow(len(obj) + 32)
+	seen := newKeySet()
+	m := newMembers(obj)
+	last := 1 // obj[last:at] is copied next
+	hasTools, hasScope := false, false
+	for {
+		rawKey := m.key()
+		if rawKey == "" {
+			break
+		}
+		key := decodeString(rawKey)
+		if !seen.add(key) {
+			return "", toolListError("duplicate member result." + quoteKey(key))
+		}
+		at := m.i
+		val := m.value()
+		switch {
+		case key == "tools":
+			hasTools = true
+			tools, err := filterTools(val, f, res)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(obj[last:at])
+			b.WriteString(tools)
+			last = at + len(val)
+		case key == "cacheScope":
+			hasScope = true
+			b.WriteString(obj[last:at])
+			b.WriteString(`"` + CacheScopePrivate + `"`)
+			last = at + len(val)
+		case strings.EqualFold(key, "tools") || strings.EqualFold(key, "cacheScope"):
+			return "", toolListError("member name differs from result." + quoteKey(key) + " only by case")
+		}
+	}
+	if !hasTools {
+		return "", toolListError("result without tools")
+	}
+	end := m.end - 1 // the closing brace
+	b.WriteString(obj[last:end])
+	if !hasScope && f.ForcePrivate {
+		b.WriteString(`,"cacheScope":"` + CacheScopePrivate + `"`)
+	}
+	b.WriteString(obj[end:m.end])
+	res.Lists++
+	return b.String(), nil
+}
+
+// filterTools returns the tools array arr with the tools f.Allow refuses removed.
+func filterTools(arr string, f *ToolListFilter, res *ToolListResult) (string, error) {
+	if !isArray(arr) {
+		return "", toolListError("result.tools is not an array")
+	}
+	var b strings.Builder
+	b.Grow(len(arr))
+	b.WriteByte('[')
+	kept := 0
+	for i := skipSpaceString(arr, 1); i < len(arr) && arr[i] != ']'; {
+		n := skipValue(arr, i)
+		tool := arr[i:n]
+		name, err := toolName(tool)
+		if err != nil {
+			return "", err
+		}
+		if f.Allow(name) {
+			if kept > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(tool)
+			kept++
+		} else {
+			res.Removed++
+		}
+		if i = skipSpaceString(arr, n); i < len(arr) && arr[i] == ',' {
+			i = skipSpaceString(arr, i+1)
+		}
+	}
+	b.WriteByte(']')
+	return b.String(), nil
+}
+
+// toolName returns the name of a tool object whose members are all distinct.
+func toolName(tool string) (string, error) {
+	if !isObject(tool) {
+		return "", toolListError("a tool is not an object")
+	}
+	seen := newKeySet()
+	name := ""
+	m := newMembers(tool)
+	for {
+		rawKey := m.key()
+		if rawKey == "" {
+			break
+		}
+		key := decodeString(rawKey)
+		if !seen.add(key) {
+			return "", toolListError("duplicate member tools[]." + quoteKey(key))
+		}
+		v := m.value()
+		switch {
+		case key == "name":
+			if !isString(v) {
+				return "", toolListError("tools[].name is not a string")
+			}
+			name = decodeString(v)
+			if name == "" || !cleanText(name) {
+				return "", toolListError("tools[].name is empty or not clean text")
+			}
+		case strings.EqualFold(key, "name"):
+			return "", toolListError("member name differs from tools[].name only by case")
+		}
+	}
+	if name == "" {
+		return "", toolListError("a tool has no name")
+	}
+	return name, nil
+}
+
+// quoteKey returns key for an error message, shortened and quoted.
+func quoteKey(key string) string {
+	if len(key) > 40 {
+		key = key[:40]
+	}
+	return strconv.Quote(key)
+}
+
+// keySet is a set of member names: a list while small, a map beyond.
+type keySet struct {
+	list []string
+	m    map[string]struct{}
+}
+
+func newKeySet() keySet { return keySet{list: make([]string, 0, 8)} }
+
+// add adds k and reports whether it was new.
+func (s *keySet) add(k string) bool {
+	if s.m != nil {
+		if _, ok := s.m[k]; ok {
+			return false
+		}
+		s.m[k] = struct{}{}
+		return true
+	}
+	for _, x := range s.list {
+		if x == k {
+			return false
+		}
+	}
+	s.list = append(s.list, k)
+	if len(s.list) > 16 {
+		s.m = make(map[string]struct{}, 2*len(s.list))
+		for _, x := range s.list {
+			s.m[x] = struct{}{}
+		}
+	}
+	return true
+}
+
+// ToolListErrorBody returns the JSON-RPC error that replaces a tool list the filter cannot
+// read: code -32603 with the id of the request (null when it is not one id) and the gateway's
+// request id in data.
+func ToolListErrorBody(id, requestID string) []byte {
+	return AppendErrorResponse(nil, id, CodeInternalError, MessageToolListRefused, requestID)
+}
