@@ -208,7 +208,7 @@ func rewriteResult(obj string, f *ToolListFilter, res *ToolListResult) (string, 
 	b.Grow(len(obj) + 32)
 	seen := newKeySet()
 	m := newMembers(obj)
-	last := 1 // obj[last:at] is copied next
+	last := 0 // obj[last:at] is copied next
 	hasTools, hasScope := false, false
 	for {
 		rawKey := m.key()

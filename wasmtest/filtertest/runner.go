@@ -191,7 +191,8 @@ func send(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Ca
 		for _, kv := range response {
 			hs = append(hs, host.Header{Name: kv[0], Value: kv[1]})
 		}
-		r, err := st.SendResponseHeaders(stepCtx, hs, len(c.ResponseBody) == 0)
+		trailers := len(c.ResponseTrailers) > 0
+		r, err := st.SendResponseHeaders(stepCtx, hs, len(c.ResponseBody) == 0 && !trailers)
 		if err != nil {
 			return res, err
 		}
@@ -205,7 +206,18 @@ func send(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Ca
 		}
 		body := r.Body
 		for i, ch := range c.ResponseBody {
-			r, err := st.SendResponseBody(stepCtx, []byte(ch), i == len(c.ResponseBody)-1)
+			r, err := st.SendResponseBody(stepCtx, []byte(ch), i == len(c.ResponseBody)-1 && !trailers)
+			if err != nil {
+				return res, err
+			}
+			body = append(body, r.Body...)
+		}
+		if trailers {
+			var t host.Headers
+			for _, kv := range c.ResponseTrailers {
+				t = append(t, host.Header{Name: kv[0], Value: kv[1]})
+			}
+			r, err := st.SendResponseTrailers(stepCtx, t)
 			if err != nil {
 				return res, err
 			}

@@ -343,7 +343,8 @@ func (nf *NativeFilter) sendStream(c Case, headersStop bool) Result {
 		for _, h := range c.Response {
 			s.respHeaders = append(s.respHeaders, plugin.Header{Name: h[0], Value: h[1]})
 		}
-		st.OnResponseHeaders(len(s.respHeaders), len(c.ResponseBody) == 0)
+		trailers := len(c.ResponseTrailers) > 0
+		st.OnResponseHeaders(len(s.respHeaders), len(c.ResponseBody) == 0 && !trailers)
 		clientResponse = Headers{}
 		for _, h := range s.respHeaders {
 			clientResponse = append(clientResponse, [2]string{h.Name, h.Value})
@@ -352,10 +353,16 @@ func (nf *NativeFilter) sendStream(c Case, headersStop bool) Result {
 		// hands the filter the whole buffer on the next chunk.
 		for i, ch := range c.ResponseBody {
 			s.respBody = append(s.respBody, ch...)
-			if st.OnResponseBody(len(s.respBody), i == len(c.ResponseBody)-1) == plugin.Continue {
+			if st.OnResponseBody(len(s.respBody), i == len(c.ResponseBody)-1 && !trailers) == plugin.Continue {
 				clientBody = append(clientBody, s.respBody...)
 				s.respBody = nil
 			}
+		}
+		// Trailers: Envoy lets the filter read and replace the body it buffers, and
+		// releases it when the trailers callback continues.
+		if trailers && st.OnResponseTrailers(len(c.ResponseTrailers)) == plugin.Continue {
+			clientBody = append(clientBody, s.respBody...)
+			s.respBody = nil
 		}
 	}
 	st.OnDone()

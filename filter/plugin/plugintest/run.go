@@ -38,7 +38,7 @@ type Runner func(t testing.TB, c Case, m Mode) Result
 // Cases returns every case, grouped by the behaviour they cover.
 func Cases() []Case {
 	var all []Case
-	for _, topic := range [][]Case{routeCases(), headerCases(), charsetCases(), bodyCases(), policyCases(), mcp2026Cases(), tokenServiceCases(), bindingCases(), legacySessionCases(), compressedStreamCases(), redTeamSessionCases(), recordCases()} {
+	for _, topic := range [][]Case{routeCases(), headerCases(), charsetCases(), bodyCases(), policyCases(), mcp2026Cases(), tokenServiceCases(), bindingCases(), legacySessionCases(), compressedStreamCases(), redTeamSessionCases(), recordCases(), toolListCases()} {
 		all = append(all, topic...)
 	}
 	return all
@@ -159,6 +159,9 @@ func Check(t testing.TB, c Case, r Result) {
 		} else if problem := c.ClientResponse(r.ClientResponse); problem != "" {
 			t.Errorf("client response %v: %s", r.ClientResponse, problem)
 		}
+	}
+	if w.ClientBodyGolden != "" {
+		golden.CheckFile(t, goldenPath(w.ClientBodyGolden), []byte(r.ClientBody))
 	}
 	if c.ClientBody != nil {
 		if problem := c.ClientBody(r.ClientBody); problem != "" {
