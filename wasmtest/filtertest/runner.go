@@ -224,6 +224,8 @@ func send(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Ca
 			body = append(body, r.Body...)
 		}
 		res.ClientBody = string(body)
+		// What the filter logged while it handled the response (a refused tool list).
+		res.Logs = h.GuestLogs(host.LogTrace)[logsBefore:]
 	}
 	return res, nil
 }

@@ -80,6 +80,8 @@ type Want struct {
 	CheckHeaders map[string]string
 	// Counters are counters the request must increment.
 	Counters []string
+	// CountersUnchanged are counters the request must not change.
+	CountersUnchanged []string
 	// Properties are properties the filter must have set on the stream
 	// (proxy_set_property: Envoy's filter state "wasm.<name>"), with their values.
 	Properties map[string]string

@@ -38,7 +38,7 @@ type Runner func(t testing.TB, c Case, m Mode) Result
 // Cases returns every case, grouped by the behaviour they cover.
 func Cases() []Case {
 	var all []Case
-	for _, topic := range [][]Case{routeCases(), headerCases(), charsetCases(), bodyCases(), policyCases(), mcp2026Cases(), tokenServiceCases(), bindingCases(), legacySessionCases(), compressedStreamCases(), redTeamSessionCases(), recordCases(), toolListCases()} {
+	for _, topic := range [][]Case{routeCases(), headerCases(), charsetCases(), bodyCases(), policyCases(), mcp2026Cases(), tokenServiceCases(), bindingCases(), legacySessionCases(), compressedStreamCases(), redTeamSessionCases(), recordCases(), toolListCases(), shadowCases()} {
 		all = append(all, topic...)
 	}
 	return all
@@ -140,6 +140,11 @@ func Check(t testing.TB, c Case, r Result) {
 	for _, name := range w.Counters {
 		if r.Counters[name] < 1 {
 			t.Errorf("counter %s not incremented; counters %v", name, r.Counters)
+		}
+	}
+	for _, name := range w.CountersUnchanged {
+		if r.Counters[name] != 0 {
+			t.Errorf("counter %s changed by %d; it must not", name, r.Counters[name])
 		}
 	}
 	for name, want := range w.Properties {
