@@ -186,8 +186,8 @@ func toolListCases() []Case {
 			Want: Want{CheckCalls: 1, Counters: filtered},
 		},
 		{
-			Name:    "ToolListBatchFiltersEveryListAndPassesOtherResponses",
-			Request: post(mcp, "/mcp", `[{"jsonrpc":"2.0","id":"a","method":"tools/list"},{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":"page-2"}}]`, alice),
+			Name:     "ToolListBatchFiltersEveryListAndPassesOtherResponses",
+			Request:  post(mcp, "/mcp", `[{"jsonrpc":"2.0","id":"a","method":"tools/list"},{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":"page-2"}}]`, alice),
 			Response: jsonResponse, ResponseBody: []string{`[` + listTools(`"a"`, "") + `,{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"delete_everything"}]}},` + listTools("4", "") + `]`},
 			ClientBody: func(body string) string {
 				if !strings.Contains(body, `{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"delete_everything"}]}}`) {
@@ -242,8 +242,8 @@ func toolListCases() []Case {
 			Want:       Want{CheckCalls: 1},
 		},
 		{
-			Name:    "ToolListUnder20260728IsPrivateToTheUser",
-			Request: post(mcp, "/mcp", list2026, append([][2]string{alice}, mcpHeaders(v2026, "tools/list", "")...)...),
+			Name:     "ToolListUnder20260728IsPrivateToTheUser",
+			Request:  post(mcp, "/mcp", list2026, append([][2]string{alice}, mcpHeaders(v2026, "tools/list", "")...)...),
 			Response: jsonResponse, ResponseBody: []string{listTools("2", `,"ttlMs":60000,"cacheScope":"shared"`)},
 			ClientBody: func(body string) string {
 				if !strings.Contains(body, `"ttlMs":60000,"cacheScope":"private"}`) || strings.Contains(body, "shared") {
@@ -254,8 +254,8 @@ func toolListCases() []Case {
 			Want: Want{CheckCalls: 1, Counters: filtered},
 		},
 		{
-			Name:    "ToolListUnder20260728WithoutCacheScopeGetsPrivate",
-			Request: post(mcp, "/mcp", list2026, append([][2]string{alice}, mcpHeaders(v2026, "tools/list", "")...)...),
+			Name:     "ToolListUnder20260728WithoutCacheScopeGetsPrivate",
+			Request:  post(mcp, "/mcp", list2026, append([][2]string{alice}, mcpHeaders(v2026, "tools/list", "")...)...),
 			Response: sseResponse, ResponseBody: []string{"data: " + listTools("2", "") + "\n\n"},
 			ClientBody: func(body string) string {
 				if !strings.Contains(body, `,"cacheScope":"private"}`) {

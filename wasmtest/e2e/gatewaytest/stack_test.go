@@ -80,6 +80,9 @@ type stackOptions struct {
 	SDKServers bool
 	// BareOrigin adds the route of stack.BareURL.
 	BareOrigin bool
+	// ShadowRestricted gives the restricted route a policy_shadow that would deny every
+	// tool (toollist_test.go).
+	ShadowRestricted bool
 }
 
 // startStack starts everything; it stops when the test ends.
@@ -192,7 +195,7 @@ routes:
     to: %s
     policy:
       allow: {and: [{domain: {is: example.com}}]}
-      deny: {and: [{mcp_tool: {not_in: [test_simple_text]}}]}
+      deny: {and: [{mcp_tool: {not_in: [test_simple_text]}}]}%s
     mcp: {server: {}}
   - name: App
     from: %s
@@ -201,7 +204,7 @@ routes:
     mcp: {client: {}}%s
 `, s.AuthURL, secret(), secret(), s.IDP.Issuer, s.IDP.ClientID, s.IDP.ClientSecret,
 		filepath.Join(t.TempDir(), "gateway.db"),
-		s.OpenURL, s.Everything, s.RestrictedURL, s.Everything, s.AppURL, app.URL, tsRoutes)
+		s.OpenURL, s.Everything, s.RestrictedURL, s.Everything, restrictedShadow(opts), s.AppURL, app.URL, tsRoutes)
 	cfg, err := config.Parse([]byte(yaml), nil)
 	if err != nil {
 		t.Fatalf("config: %v", err)
