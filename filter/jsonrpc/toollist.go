@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -106,18 +107,18 @@ func RewriteToolLists(body []byte, f *ToolListFilter) (out []byte, res ToolListR
 	var b []byte // the output, once something changed
 	done := 0    // text[:done] is in b
 	rewrite := func(i int) (int, error) {
-		n, repl, err := rewriteMessage(text[i:], f, &res)
-		if err != nil {
+		n, at, result, err := readResponse(text[i:], f)
+		if err != nil || result == "" {
+			return n, err
+		}
+		if b == nil {
+			b = make([]byte, 0, len(text)+32)
+		}
+		b = append(b, text[done:i+at]...)
+		if b, err = appendResult(b, result, f, &res); err != nil {
 			return 0, err
 		}
-		if repl != "" {
-			if b == nil {
-				b = make([]byte, 0, len(text))
-			}
-			b = append(b, text[done:i]...)
-			b = append(b, repl...)
-			done = i + n
-		}
+		done = i + at + len(result)
 		return n, nil
 	}
 	switch text[start] {
@@ -147,69 +148,65 @@ func RewriteToolLists(body []byte, f *ToolListFilter) (out []byte, res ToolListR
 	return append(b, text[done:]...), res, nil
 }
 
-// rewriteMessage reads the message that starts s and returns the length of its text and, if
-// it answers one of f.IDs with a result, the rewritten message ("" when unchanged).
-func rewriteMessage(s string, f *ToolListFilter, res *ToolListResult) (int, string, error) {
+// readResponse reads the message that starts s: the length of its text and, when it answers
+// one of f.IDs with a result, that result and where it starts in s ("" otherwise). Like
+// readMembers it refuses a duplicated member and a member named like one of messageFields
+// but for case.
+func readResponse(s string, f *ToolListFilter) (n, at int, result string, err error) {
 	var v [numMessageFields]string
-	n, reason := readMembers(s, messageFields[:], v[:], "", nil)
-	if reason != "" {
-		return 0, "", toolListError(reason)
-	}
-	if v[fMethod] != "" || v[fID] == "" {
-		return n, "", nil // a request or a notification of the server's
-	}
-	key := IDKey(v[fID])
-	want := false
-	for _, id := range f.IDs {
-		if id == key {
-			want = true
-			break
-		}
-	}
-	if !want {
-		return n, "", nil
-	}
-	if v[fResult] == "" {
-		if v[fError] == "" {
-			return 0, "", toolListError("response without result or error")
-		}
-		return n, "", nil // an error answers the list: nothing to filter
-	}
-	if v[fError] != "" {
-		return 0, "", toolListError("response with both result and error")
-	}
-	result := v[fResult]
-	if !isObject(result) {
-		return 0, "", toolListError("result is not an object")
-	}
-	repl, err := rewriteResult(result, f, res)
-	if err != nil {
-		return 0, "", err
-	}
-	// Splice the new result in place of the (only) result member's value.
-	m := newMembers(s[:n])
+	m := newMembers(s)
 	for {
 		rawKey := m.key()
 		if rawKey == "" {
-			return 0, "", toolListError("result not found")
+			break
 		}
-		at := m.i
-		v := m.value()
-		if decodeString(rawKey) == "result" {
-			return n, s[:at] + repl + s[at+len(v):n], nil
+		key := decodeString(rawKey)
+		i := slices.Index(messageFields[:], key)
+		if i < 0 {
+			for _, name := range messageFields {
+				if strings.EqualFold(key, name) {
+					return 0, 0, "", toolListError("member name differs from " + name + " only by case")
+				}
+			}
+			m.value()
+			continue
 		}
+		if v[i] != "" {
+			return 0, 0, "", toolListError("duplicate member " + messageFields[i])
+		}
+		if i == fResult {
+			at = m.i
+		}
+		v[i] = m.value()
 	}
+	n = m.end
+	if v[fMethod] != "" || v[fID] == "" {
+		return n, 0, "", nil // a request or a notification of the server's
+	}
+	if !slices.Contains(f.IDs, IDKey(v[fID])) {
+		return n, 0, "", nil
+	}
+	switch {
+	case v[fResult] == "" && v[fError] == "":
+		return 0, 0, "", toolListError("response without result or error")
+	case v[fResult] == "":
+		return n, 0, "", nil // an error answers the list: nothing to filter
+	case v[fError] != "":
+		return 0, 0, "", toolListError("response with both result and error")
+	case !isObject(v[fResult]):
+		return 0, 0, "", toolListError("result is not an object")
+	}
+	return n, at, v[fResult], nil
 }
 
-// rewriteResult returns the tools/list result obj with the refused tools removed and its
-// cacheScope made private.
-func rewriteResult(obj string, f *ToolListFilter, res *ToolListResult) (string, error) {
-	var b strings.Builder
-	b.Grow(len(obj) + 32)
+// appendResult appends the tools/list result obj to dst with the refused tools removed and
+// its cacheScope made private.
+func appendResult(dst []byte, obj string, f *ToolListFilter, res *ToolListResult) ([]byte, error) {
 	seen := newKeySet()
 	m := newMembers(obj)
 	last := 0 // obj[last:at] is copied next
 	hasTools, hasScope := false, false
+	var err error
 	for {
 		rawKey := m.key()
 		if rawKey == "" {
@@ -217,83 +214,81 @@ func rewriteResult(obj string, f *ToolListFilter, res *ToolListResult) (string, 
 		}
 		key := decodeString(rawKey)
 		if !seen.add(key) {
-			return "", toolListError("duplicate member result." + quoteKey(key))
+			return nil, toolListError("duplicate member result." + quoteKey(key))
 		}
 		at := m.i
-		val := m.value()
 		switch {
 		case key == "tools":
 			hasTools = true
-			tools, err := filterTools(val, f, res)
-			if err != nil {
-				return "", err
+			dst = append(dst, obj[last:at]...)
+			var n int
+			if dst, n, err = appendTools(dst, m.rest(), f, res); err != nil {
+				return nil, err
 			}
-			b.WriteString(obj[last:at])
-			b.WriteString(tools)
-			last = at + len(val)
+			m.skip(n)
+			last = at + n
 		case key == "cacheScope":
 			hasScope = true
-			b.WriteString(obj[last:at])
-			b.WriteString(`"` + CacheScopePrivate + `"`)
-			last = at + len(val)
+			dst = append(dst, obj[last:at]...)
+			dst = append(dst, `"`+CacheScopePrivate+`"`...)
+			last = at + len(m.value())
 		case strings.EqualFold(key, "tools") || strings.EqualFold(key, "cacheScope"):
-			return "", toolListError("member name differs from result." + quoteKey(key) + " only by case")
+			return nil, toolListError("member name differs from result." + quoteKey(key) + " only by case")
+		default:
+			m.value()
 		}
 	}
 	if !hasTools {
-		return "", toolListError("result without tools")
+		return nil, toolListError("result without tools")
 	}
 	end := m.end - 1 // the closing brace
-	b.WriteString(obj[last:end])
+	dst = append(dst, obj[last:end]...)
 	if !hasScope && f.ForcePrivate {
-		b.WriteString(`,"cacheScope":"` + CacheScopePrivate + `"`)
+		dst = append(dst, `,"cacheScope":"`+CacheScopePrivate+`"`...)
 	}
-	b.WriteString(obj[end:m.end])
 	res.Lists++
-	return b.String(), nil
+	return append(dst, obj[end:m.end]...), nil
 }
 
-// filterTools returns the tools array arr with the tools f.Allow refuses removed.
-func filterTools(arr string, f *ToolListFilter, res *ToolListResult) (string, error) {
-	if !isArray(arr) {
-		return "", toolListError("result.tools is not an array")
+// appendTools appends the tools array that starts s to dst with the tools f.Allow refuses
+// removed, and returns the length of the array's text.
+func appendTools(dst []byte, s string, f *ToolListFilter, res *ToolListResult) ([]byte, int, error) {
+	if !isArray(s) {
+		return nil, 0, toolListError("result.tools is not an array")
 	}
-	var b strings.Builder
-	b.Grow(len(arr))
-	b.WriteByte('[')
+	dst = append(dst, '[')
 	kept := 0
-	for i := skipSpaceString(arr, 1); i < len(arr) && arr[i] != ']'; {
-		n := skipValue(arr, i)
-		tool := arr[i:n]
-		name, err := toolName(tool)
+	i := skipSpaceString(s, 1)
+	for i < len(s) && s[i] != ']' {
+		name, n, err := toolName(s[i:])
 		if err != nil {
-			return "", err
+			return nil, 0, err
 		}
 		if f.Allow(name) {
 			if kept > 0 {
-				b.WriteByte(',')
+				dst = append(dst, ',')
 			}
-			b.WriteString(tool)
+			dst = append(dst, s[i:i+n]...)
 			kept++
 		} else {
 			res.Removed++
 		}
-		if i = skipSpaceString(arr, n); i < len(arr) && arr[i] == ',' {
-			i = skipSpaceString(arr, i+1)
+		if i = skipSpaceString(s, i+n); i < len(s) && s[i] == ',' {
+			i = skipSpaceString(s, i+1)
 		}
 	}
-	b.WriteByte(']')
-	return b.String(), nil
+	return append(dst, ']'), min(i+1, len(s)), nil
 }
 
-// toolName returns the name of a tool object whose members are all distinct.
-func toolName(tool string) (string, error) {
-	if !isObject(tool) {
-		return "", toolListError("a tool is not an object")
+// toolName reads the tool object that starts s, whose members must all be distinct, and
+// returns its name and the length of its text.
+func toolName(s string) (string, int, error) {
+	if !isObject(s) {
+		return "", 0, toolListError("a tool is not an object")
 	}
 	seen := newKeySet()
 	name := ""
-	m := newMembers(tool)
+	m := newMembers(s)
 	for {
 		rawKey := m.key()
 		if rawKey == "" {
@@ -301,26 +296,26 @@ func toolName(tool string) (string, error) {
 		}
 		key := decodeString(rawKey)
 		if !seen.add(key) {
-			return "", toolListError("duplicate member tools[]." + quoteKey(key))
+			return "", 0, toolListError("duplicate member tools[]." + quoteKey(key))
 		}
 		v := m.value()
 		switch {
 		case key == "name":
 			if !isString(v) {
-				return "", toolListError("tools[].name is not a string")
+				return "", 0, toolListError("tools[].name is not a string")
 			}
 			name = decodeString(v)
 			if name == "" || !cleanText(name) {
-				return "", toolListError("tools[].name is empty or not clean text")
+				return "", 0, toolListError("tools[].name is empty or not clean text")
 			}
 		case strings.EqualFold(key, "name"):
-			return "", toolListError("member name differs from tools[].name only by case")
+			return "", 0, toolListError("member name differs from tools[].name only by case")
 		}
 	}
 	if name == "" {
-		return "", toolListError("a tool has no name")
+		return "", 0, toolListError("a tool has no name")
 	}
-	return name, nil
+	return name, m.end, nil
 }
 
 // quoteKey returns key for an error message, shortened and quoted.
@@ -333,11 +328,12 @@ func quoteKey(key string) string {
 
 // keySet is a set of member names: a list while small, a map beyond.
 type keySet struct {
+	arr  [16]string
 	list []string
 	m    map[string]struct{}
 }
 
-func newKeySet() keySet { return keySet{list: make([]string, 0, 8)} }
+func newKeySet() keySet { return keySet{} }
 
 // add adds k and reports whether it was new.
 func (s *keySet) add(k string) bool {
@@ -347,6 +343,9 @@ func (s *keySet) add(k string) bool {
 		}
 		s.m[k] = struct{}{}
 		return true
+	}
+	if s.list == nil {
+		s.list = s.arr[:0]
 	}
 	for _, x := range s.list {
 		if x == k {

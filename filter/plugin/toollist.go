@@ -225,10 +225,14 @@ func (s *stream) rewriteEvent(ev []byte) ([]byte, bool, error) {
 	nData := 0
 	for line := range eventLines(ev) {
 		if v, ok := fieldValue(line, "data"); ok {
-			if nData > 0 {
-				data = append(data, '\n')
+			switch nData {
+			case 0:
+				data = v // one data line, the usual case: no copy
+			case 1:
+				data = append(append(append([]byte(nil), data...), '\n'), v...)
+			default:
+				data = append(append(data, '\n'), v...)
 			}
-			data = append(data, v...)
 			nData++
 		}
 	}
@@ -315,7 +319,7 @@ func appendErrorEvent(b, body []byte) []byte {
 // appendDataLines appends data as data lines, one per line of it.
 func appendDataLines(b, data []byte) []byte {
 	for {
-		i := bytes.IndexAny(data, "\r\n")
+		i := lineEnd(data)
 		if i < 0 {
 			break
 		}
@@ -332,7 +336,7 @@ func appendDataLines(b, data []byte) []byte {
 func eventLines(ev []byte) func(func([]byte) bool) {
 	return func(yield func([]byte) bool) {
 		for len(ev) > 0 {
-			i := bytes.IndexAny(ev, "\r\n")
+			i := lineEnd(ev)
 			if i < 0 {
 				yield(ev)
 				return
@@ -370,4 +374,18 @@ func fieldValue(line []byte, name string) ([]byte, bool) {
 		rest = rest[1:]
 	}
 	return rest, true
+}
+
+// lineEnd returns the index of the first CR or LF in b, or -1. (bytes.IndexByte is assembly in
+// the wasm build; bytes.IndexAny loops in Go, byte by byte.)
+func lineEnd(b []byte) int {
+	n := bytes.IndexByte(b, '\n')
+	lim := b
+	if n >= 0 {
+		lim = b[:n]
+	}
+	if r := bytes.IndexByte(lim, '\r'); r >= 0 {
+		return r
+	}
+	return n
 }
