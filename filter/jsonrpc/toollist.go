@@ -37,8 +37,8 @@ type ToolListFilter struct {
 	// IDs are the keys (IDKey) of the ids of the tools/list requests whose responses are
 	// rewritten; responses to other ids pass unchanged.
 	IDs []string
-	// Allow reports whether the user may call the tool named name.
-	Allow func(name string) bool
+	// Allow reports whether the tool named name, whose JSON object is raw, stays on the list.
+	Allow func(name, raw string) bool
 	// ForcePrivate adds "cacheScope":"private" to a rewritten result that has none. A
 	// cacheScope present is always set to "private".
 	ForcePrivate bool
@@ -264,7 +264,7 @@ func appendTools(dst []byte, s string, f *ToolListFilter, res *ToolListResult) (
 		if err != nil {
 			return nil, 0, err
 		}
-		if f.Allow(name) {
+		if f.Allow(name, s[i:i+n]) {
 			if kept > 0 {
 				dst = append(dst, ',')
 			}

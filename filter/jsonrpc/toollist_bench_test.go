@@ -18,7 +18,7 @@ func BenchmarkRewriteToolLists(b *testing.B) {
 	}
 	sb.WriteString(`]}}`)
 	body := []byte(sb.String())
-	f := &ToolListFilter{IDs: []string{IDKey("2")}, Allow: func(name string) bool { return name != "tool25" }}
+	f := &ToolListFilter{IDs: []string{IDKey("2")}, Allow: func(name, _ string) bool { return name != "tool25" }}
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {

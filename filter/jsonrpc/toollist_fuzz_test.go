@@ -26,7 +26,7 @@ func FuzzToolListRewriter(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		filter := &ToolListFilter{IDs: []string{IDKey("1")}, Allow: func(name string) bool { return !strings.HasPrefix(name, "deny") }}
+		filter := &ToolListFilter{IDs: []string{IDKey("1")}, Allow: func(name, _ string) bool { return !strings.HasPrefix(name, "deny") }}
 		out, res, err := RewriteToolLists(body, filter)
 		if err != nil {
 			if !errors.Is(err, ErrToolList) {

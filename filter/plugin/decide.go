@@ -120,6 +120,7 @@ func (s *stream) check(in *policy.Input, method, tool, args string, logRecord bo
 	in.MCPMethod, in.MCPTool = method, tool
 	d := s.route.policy.Evaluate(in)
 	shadow := s.evaluateShadow(in, d)
+	d = s.applyPins(d, method, tool)
 	if logRecord {
 		s.logRecord(in, d, shadow, tool, args)
 	}

@@ -25,6 +25,7 @@ const (
 	metricToolsListRefused
 	metricShadowWouldDeny
 	metricShadowWouldAllow
+	metricToolDefinitionChanged
 	numMetrics
 )
 
@@ -42,6 +43,8 @@ var metricNames = [numMetrics]string{
 	// shadow.go
 	metricShadowWouldDeny:  "mcp_gateway_shadow_would_deny",
 	metricShadowWouldAllow: "mcp_gateway_shadow_would_allow",
+	// pins.go
+	metricToolDefinitionChanged: "mcp_gateway_tool_definition_changed",
 }
 
 // metricReasonPrefix starts the name of the counter of each deny reason

@@ -268,9 +268,9 @@ func (s *stream) rewriteLists(body []byte) ([]byte, bool, error) {
 	f := jsonrpc.ToolListFilter{
 		IDs:          s.tl.ids,
 		ForcePrivate: s.tl.private,
-		Allow: func(name string) bool {
+		Allow: func(name, raw string) bool {
 			in.MCPTool = name
-			return s.route.policy.Evaluate(&in).Allow
+			return s.route.policy.Evaluate(&in).Allow && s.pinnedTool(name, raw)
 		},
 	}
 	out, res, err := jsonrpc.RewriteToolLists(body, &f)

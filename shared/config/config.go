@@ -125,6 +125,20 @@ type MCPServer struct {
 	// FilterToolList, when false, passes tools/list responses unfiltered (default true:
 	// docs/tool-lists.md).
 	FilterToolList *bool `yaml:"filter_tool_list"`
+	// ToolLock pins the server's tool definitions to a lock file (docs/tool-pinning.md).
+	ToolLock *ToolLock `yaml:"tool_lock"`
+}
+
+// ToolLock is mcp.server.tool_lock.
+type ToolLock struct {
+	// File is the lock file written by the toollock command (relative to the working
+	// directory, as other file keys).
+	File string `yaml:"file"`
+	// Mode is enforce (default: changed and new tools are hidden and refused) or warn (they
+	// are logged and counted only).
+	Mode string `yaml:"mode"`
+	// digests are the file's digests by tool name, read by Validate.
+	digests map[string]string
 }
 
 // MCPClient marks a route as an MCP client route; it has no fields.

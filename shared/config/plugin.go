@@ -60,6 +60,9 @@ func (c *Config) PluginConfig() *pluginconf.Config {
 			pr.MaxRequestBytes = r.MCP.Server.MaxRequestBytes
 			pr.UpstreamOAuth2 = r.MCP.Server.UpstreamOAuth2 != nil
 			pr.NoToolListFilter = r.MCP.Server.FilterToolList != nil && !*r.MCP.Server.FilterToolList
+			if tl := r.MCP.Server.ToolLock; tl != nil {
+				pr.ToolPins = &pluginconf.ToolPins{Warn: tl.Mode == ToolLockWarn, Digests: tl.digests}
+			}
 		}
 		pc.Routes = append(pc.Routes, pr)
 	}

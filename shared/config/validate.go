@@ -67,6 +67,7 @@ func (c *Config) Validate() error {
 		e.add("authorize_log_max_parameter_bytes", "must be -1 (no bound), 0 (the default, %d) or at most %d, got %d", authlog.DefaultMaxParameterBytes, MaxAuthorizeLogParameterBytes, n)
 	}
 	c.validateCertificate(e)
+	c.validateToolLocks(e)
 	c.validateOAuthClients(e)
 	seen := map[string]int{}
 	for i := range c.Routes {

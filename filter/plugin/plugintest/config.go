@@ -67,6 +67,8 @@ func Config() []byte {
 			with(route("https://"+NoFilterHost+"/mcp", NoFilterHost, "/mcp", "server", 4096, false, recommended), "no_tool_list_filter", true),
 			with(route("https://"+ShadowStrictHost+"/mcp", ShadowStrictHost, "/mcp", "server", 4096, false, denyList), "policy_shadow", recommended),
 			with(route("https://"+ShadowLaxHost+"/mcp", ShadowLaxHost, "/mcp", "server", 4096, false, recommended), "policy_shadow", authenticated),
+			with(route("https://"+PinnedHost+"/mcp", PinnedHost, "/mcp", "server", 4096, false, denyList), "tool_pins", map[string]any{"digests": pinnedDigests()}),
+			with(route("https://"+PinWarnHost+"/mcp", PinWarnHost, "/mcp", "server", 4096, false, denyList), "tool_pins", map[string]any{"warn": true, "digests": pinnedDigests()}),
 		},
 	}
 	b, err := json.Marshal(cfg)
@@ -86,6 +88,10 @@ const (
 	// ShadowLaxHost enforces the recommended policy with a shadow that allows every
 	// signed-in user any tool (laxer).
 	ShadowLaxHost = "shadow-lax.example.com"
+	// PinnedHost has OpenHost's deny list and pins echo and add as listTools lists them
+	// (cases_pins.go); PinWarnHost the same in warn mode.
+	PinnedHost  = "pinned.example.com"
+	PinWarnHost = "pinwarn.example.com"
 )
 
 // with returns r with key set to v.

@@ -1,0 +1,48 @@
+package config
+
+import (
+	"os"
+	"strconv"
+
+	"github.com/mcpmesh/gateway/shared/tooldigest"
+)
+
+// Modes of mcp.server.tool_lock.
+const (
+	ToolLockEnforce = "enforce"
+	ToolLockWarn    = "warn"
+)
+
+// validateToolLocks reads the lock file of every route with mcp.server.tool_lock.
+func (c *Config) validateToolLocks(e *Error) {
+	for i := range c.Routes {
+		r := &c.Routes[i]
+		if r.MCP == nil || r.MCP.Server == nil || r.MCP.Server.ToolLock == nil {
+			continue
+		}
+		tl := r.MCP.Server.ToolLock
+		key := "routes[" + strconv.Itoa(i) + "].mcp.server.tool_lock"
+		switch tl.Mode {
+		case "":
+			tl.Mode = ToolLockEnforce
+		case ToolLockEnforce, ToolLockWarn:
+		default:
+			e.add(key+".mode", "must be enforce or warn, got %q", tl.Mode)
+		}
+		if tl.File == "" {
+			e.add(key+".file", "is required")
+			continue
+		}
+		b, err := os.ReadFile(tl.File)
+		if err != nil {
+			e.add(key+".file", "cannot read: %v", err)
+			continue
+		}
+		d, err := tooldigest.ParseLock(b)
+		if err != nil {
+			e.add(key+".file", "%s: %v", tl.File, err)
+			continue
+		}
+		tl.digests = d
+	}
+}
