@@ -8,6 +8,8 @@ import (
 type Config struct {
 	// RuntimeFlags holds feature flags; "mcp" must be true for any mcp route.
 	RuntimeFlags map[string]bool `yaml:"runtime_flags"`
+	// dir is the directory of the configuration file, "" when parsed from bytes (Path).
+	dir string
 
 	// AuthenticateServiceURL is the public URL of the sign-in host.
 	AuthenticateServiceURL string `yaml:"authenticate_service_url"`

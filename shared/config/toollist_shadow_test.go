@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -51,5 +53,50 @@ func TestParse_PolicyShadowAndFilterToolList(t *testing.T) {
 				t.Fatalf("plugin route: no_tool_list_filter %v, policy_shadow %v; want %v, %v", r.NoToolListFilter, r.PolicyShadow, tc.noFilter, tc.shadow)
 			}
 		})
+	}
+}
+
+// mcp.server.tool_lock reads its lock file strictly, relative to the configuration's
+// directory, and names the key path of every problem.
+func TestParse_ToolLock(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := `{"version":1,"tools":[{"name":"echo","digest":"sha256:` + strings.Repeat("a", 64) + `"}]}`
+	for name, text := range map[string]string{
+		"good.json":       good,
+		"bad-digest.json": `{"version":1,"tools":[{"name":"echo","digest":"md5:x"}]}`,
+		"unknown.json":    `{"version":1,"tools":[],"extra":1}`,
+		"dup.json":        `{"version":1,"tools":[{"name":"a","digest":"sha256:` + strings.Repeat("a", 64) + `"},{"name":"a","digest":"sha256:` + strings.Repeat("b", 64) + `"}]}`,
+		"edited.json":     `{"version":1,"tools":[{"name":"a","digest":"sha256:` + strings.Repeat("a", 64) + `","definition":{"name":"a"}}]}`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	with := func(lock string) []byte {
+		return []byte(strings.Replace(validBase, "mcp: {server: {}}", "mcp: {server: {tool_lock: "+lock+"}}", 1))
+	}
+	for _, tc := range []struct{ name, lock, want string }{
+		{"no file", "{mode: warn}", "routes[0].mcp.server.tool_lock.file: is required"},
+		{"missing file", "{file: nope.json}", "routes[0].mcp.server.tool_lock.file: cannot read"},
+		{"bad mode", "{file: good.json, mode: audit}", "routes[0].mcp.server.tool_lock.mode: must be enforce or warn"},
+		{"bad digest", "{file: bad-digest.json}", "tools[0].digest: want sha256:"},
+		{"unknown member", "{file: unknown.json}", `unknown field "extra"`},
+		{"duplicate tool", "{file: dup.json}", `tools[1].name: "a" is pinned twice`},
+		{"edited definition", "{file: edited.json}", "tools[0].definition: its digest is"},
+		{"unknown key", "{file: good.json, strict: true}", "routes[0].mcp.server.tool_lock.strict: unknown key"},
+	} {
+		_, err := ParseDir(with(tc.lock), noEnv, dir)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error = %v\nwant it to contain %q", tc.name, err, tc.want)
+		}
+	}
+	c, err := ParseDir(with("{file: good.json, mode: warn}"), noEnv, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins := c.PluginConfig().Routes[0].ToolPins
+	if pins == nil || !pins.Warn || pins.Digests["echo"] != "sha256:"+strings.Repeat("a", 64) {
+		t.Fatalf("plugin route pins %+v", pins)
 	}
 }

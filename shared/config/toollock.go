@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/mcpmesh/gateway/shared/tooldigest"
@@ -33,7 +34,7 @@ func (c *Config) validateToolLocks(e *Error) {
 			e.add(key+".file", "is required")
 			continue
 		}
-		b, err := os.ReadFile(tl.File)
+		b, err := os.ReadFile(c.Path(tl.File))
 		if err != nil {
 			e.add(key+".file", "cannot read: %v", err)
 			continue
@@ -45,4 +46,13 @@ func (c *Config) validateToolLocks(e *Error) {
 		}
 		tl.digests = d
 	}
+}
+
+// Path returns p, a path from the configuration, relative to the configuration file's
+// directory when the configuration was loaded from a file (Load, ParseDir).
+func (c *Config) Path(p string) string {
+	if c.dir == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(c.dir, p)
 }
