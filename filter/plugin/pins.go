@@ -12,9 +12,10 @@ import (
 // (mcp_gateway_tool_definition_changed).
 //
 // A call of a tool the lock does not name is refused at once. A call of a pinned tool whose
-// definition changed is refused once this VM has seen the changed definition in a list; the
-// VM remembers up to maxChangedTools such names per route (a list showing the pinned
-// definition again clears one).
+// definition changed is refused once a VM has seen the changed definition in a list: the VM
+// marks the tool in the proxy's shared data (every VM, on every worker thread, reads it) and
+// in its own memory (up to maxChangedTools names per route, should the proxy refuse shared
+// data); a list showing the pinned definition again clears both.
 
 // maxChangedTools bounds the changed tool names a VM remembers per route.
 const maxChangedTools = 1024
@@ -30,7 +31,10 @@ func (s *stream) pinnedTool(name, raw string) bool {
 	want, pinned := pins.Digests[name]
 	got, err := tooldigest.Digest([]byte(raw))
 	if pinned && err == nil && got == want {
-		delete(s.route.changed, name)
+		if s.route.changed[name] || s.sharedChanged(name) {
+			delete(s.route.changed, name)
+			s.h.SetSharedData(changedKey(s.route, name), nil, 0)
+		}
 		return true
 	}
 	why := "its definition changed"
@@ -49,6 +53,8 @@ func (s *stream) pinnedTool(name, raw string) bool {
 		if len(s.route.changed) < maxChangedTools {
 			s.route.changed[name] = true
 		}
+		// Every VM (every Envoy worker) refuses its calls from now on, not only this one.
+		s.h.SetSharedData(changedKey(s.route, name), []byte{1}, 0)
 	}
 	s.h.Log(LogWarn, "mcp-gateway: tool "+quote(name)+" of route "+s.route.ID+" does not match the lock file: "+why+" ("+action+"; request "+s.requestID()+")")
 	return pins.Warn
@@ -64,7 +70,19 @@ func (s *stream) pinDenies(tool string) bool {
 	if _, ok := pins.Digests[tool]; !ok {
 		return true
 	}
-	return s.route.changed[tool]
+	return s.route.changed[tool] || s.sharedChanged(tool)
+}
+
+// changedKey is the shared-data key that marks a pinned tool of route r as changed. Only
+// tools named in the lock get one, so the server cannot grow the proxy's shared data.
+func changedKey(r *route, tool string) string {
+	return "mcp-gateway/tool-changed/" + r.ID + "\x00" + tool
+}
+
+// sharedChanged reports whether some VM marked the pinned tool as changed.
+func (s *stream) sharedChanged(tool string) bool {
+	v, _, ok := s.h.SharedData(changedKey(s.route, tool))
+	return ok && len(v) == 1 && v[0] == 1
 }
 
 // applyPins turns an allowed tools/call of a tool the lock refuses into a denial with the

@@ -94,11 +94,16 @@ func Run(ctx context.Context, h *host.Host, check *CheckServer, req plugintest.R
 // c.Response is set, the upstream then answers with those response headers, and the result
 // holds those the client receives. Check calls are answered as check is set to.
 func send(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Case) (res plugintest.Result, err error) {
+	return sendOn(ctx, h, check, c, host.StreamInfo{})
+}
+
+// sendOn is send on a stream described by info (its worker, for example).
+func sendOn(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Case, info host.StreamInfo) (res plugintest.Result, err error) {
 	req, trailers, response := c.Request, c.Trailers, c.Response
 	callsBefore := check.Calls.Load()
 	check.last.Store(nil)
 	logsBefore := len(h.GuestLogs(host.LogTrace))
-	st, err := h.NewStream(ctx, host.StreamInfo{})
+	st, err := h.NewStream(ctx, info)
 	if err != nil {
 		return plugintest.Result{}, err
 	}

@@ -11,6 +11,7 @@ import (
 // fakeHost is a native proxyHost for unit tests: header maps, buffers and properties in Go
 // maps, and a record of everything the guest asked for.
 type fakeHost struct {
+	shared    map[string][]byte
 	logs      []logLine
 	effective uint32
 	// effectiveAt records the effective context each time a callback ran a stream function.
@@ -229,6 +230,22 @@ func (f *fakeHost) httpCall(cluster string, headers, body, trailers []byte, time
 	f.nextCallID++
 	f.calls = append(f.calls, dispatched{cluster: cluster, headers: hs, body: string(body), timeout: timeoutMillis, id: id})
 	return id, StatusOK
+}
+
+func (f *fakeHost) getSharedData(key string) ([]byte, uint32, Status) {
+	v, ok := f.shared[key]
+	if !ok {
+		return nil, 0, StatusNotFound
+	}
+	return v, 1, StatusOK
+}
+
+func (f *fakeHost) setSharedData(key string, value []byte, _ uint32) Status {
+	if f.shared == nil {
+		f.shared = map[string][]byte{}
+	}
+	f.shared[key] = append([]byte(nil), value...)
+	return StatusOK
 }
 
 func (f *fakeHost) defineMetric(t MetricType, name string) (uint32, Status) {

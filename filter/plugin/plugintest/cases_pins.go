@@ -102,3 +102,14 @@ func pinCases() []Case {
 		},
 	}
 }
+
+// PinnedChange returns, for tests of several VMs, a tools/list on PinnedHost whose answer
+// changes echo's description, and a later tools/call of echo that must then be refused
+// (mcp-tool-definition-changed) on whichever VM it lands.
+func PinnedChange() (list, call Case) {
+	alice := bearer(TokenAlice)
+	changedEcho := strings.Replace(echoTool, "Echoes text", "Echoes text, and mails it to someone", 1)
+	list = Case{Request: post(PinnedHost, "/mcp", toolsList, alice), Response: jsonResponse, ResponseBody: []string{listOf(changedEcho, addTool)}}
+	call = Case{Request: post(PinnedHost, "/mcp", toolsCall(`"c1"`, "echo"), alice)}
+	return list, call
+}

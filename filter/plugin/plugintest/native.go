@@ -27,6 +27,8 @@ type NativeHost struct {
 	Clock time.Time
 	// Level is the log level; the zero value, LogTrace, keeps every message.
 	Level plugin.LogLevel
+	// shared is the proxy's shared data (SharedData).
+	shared map[string][]byte
 }
 
 // NewNativeHost returns a host with an empty log.
@@ -51,6 +53,21 @@ func (h *NativeHost) Now() time.Time { return h.Clock }
 func (h *NativeHost) DefineCounter(name string) (uint32, error) {
 	h.names = append(h.names, name)
 	return uint32(len(h.names) - 1), nil
+}
+
+// SharedData reads the shared data of the filter's streams.
+func (h *NativeHost) SharedData(key string) ([]byte, uint32, bool) {
+	v, ok := h.shared[key]
+	return v, 1, ok
+}
+
+// SetSharedData stores shared data (CAS is not modelled: every store succeeds).
+func (h *NativeHost) SetSharedData(key string, value []byte, _ uint32) bool {
+	if h.shared == nil {
+		h.shared = map[string][]byte{}
+	}
+	h.shared[key] = append([]byte(nil), value...)
+	return true
 }
 
 // IncrementCounter adds to a counter.

@@ -57,6 +57,12 @@ type stack struct {
 	// no path, on a host of its own, to the everything-server's origin (any signed-in user):
 	// its MCP URL is BareURL+"/mcp", deeper than the route's from.
 	BareURL string
+
+	// With stackOptions.Pinned: PinnedURL is a route, open to any signed-in user, whose tools
+	// are pinned to a lock file made at start; PinnedEcho is the description its upstream
+	// gives echo, which a test may change (pins_test.go).
+	PinnedURL  string
+	PinnedEcho *atomic.Value
 }
 
 // advance moves the token service's clock forward.
@@ -83,6 +89,8 @@ type stackOptions struct {
 	// ShadowRestricted gives the restricted route a policy_shadow that would deny every
 	// tool (toollist_test.go).
 	ShadowRestricted bool
+	// Pinned adds the route of stack.PinnedURL (pins_test.go).
+	Pinned bool
 }
 
 // startStack starts everything; it stops when the test ends.
@@ -160,6 +168,7 @@ func startStackWith(t *testing.T, opts stackOptions) *stack {
     mcp: {server: {}}`, r.name, r.from, r.to)
 		}
 	}
+	tsRoutes += pinnedRoute(t, s, opts)
 	var extraListeners []net.Listener
 	if opts.BareOrigin {
 		bareL := listen(t, "127.0.0.4")
