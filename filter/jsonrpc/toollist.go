@@ -50,13 +50,19 @@ type ToolListResult struct {
 	Lists, Removed int
 }
 
-// IDKey returns a key for the raw JSON id that is equal for ids equal in value: a string is
-// its decoded content, a number its decimal value (1, 1.0 and 1e0 are one key). "" for
-// anything else.
+// IDKey returns a key for the raw JSON id that is equal for ids a client may take for the
+// same: a number is its decimal value (1, 1.0 and 1e0 are one key), and so is a string that
+// JavaScript's Number() reads as a number (the TypeScript SDK matches a response to its
+// request with Number(response.id), so "1", " 1 " and "0x1" answer request 1); another string
+// is its decoded content. "" for anything else.
 func IDKey(raw string) string {
 	switch {
 	case isString(raw):
-		return "s" + decodeString(raw)
+		s := decodeString(raw)
+		if f, ok := jsNumber(s); ok {
+			return numberKey(f)
+		}
+		return "s" + s
 	case isNumber(raw):
 		if !strings.ContainsAny(raw, ".eE") {
 			if raw == "-0" {
@@ -68,14 +74,66 @@ func IDKey(raw string) string {
 		if err != nil {
 			return "n" + raw
 		}
-		if f == float64(int64(f)) && f > -(1<<53) && f < 1<<53 {
-			return "n" + strconv.FormatInt(int64(f), 10)
-		}
-		return "n" + strconv.FormatFloat(f, 'g', -1, 64)
+		return numberKey(f)
 	case isNull(raw):
 		return "null"
 	}
 	return ""
+}
+
+func numberKey(f float64) string {
+	if f == float64(int64(f)) && f > -(1<<53) && f < 1<<53 {
+		return "n" + strconv.FormatInt(int64(f), 10)
+	}
+	return "n" + strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// jsNumber reads s as JavaScript's Number(s) does, closely enough to match what it matches:
+// surrounding white space dropped, "" is 0, decimal literals with an optional sign, 0x, 0o and
+// 0b integers, Infinity. ok is false for what Number() makes NaN.
+func jsNumber(s string) (float64, bool) {
+	s = strings.TrimFunc(s, func(r rune) bool {
+		switch r {
+		case ' ', '\t', '\n', '\v', '\f', '\r', 0xa0, 0xfeff, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000:
+			return true
+		}
+		return r >= 0x2000 && r <= 0x200a
+	})
+	if s == "" {
+		return 0, true
+	}
+	if len(s) > 2 && s[0] == '0' {
+		base := 0
+		switch s[1] {
+		case 'x', 'X':
+			base = 16
+		case 'o', 'O':
+			base = 8
+		case 'b', 'B':
+			base = 2
+		}
+		if base != 0 {
+			v, err := strconv.ParseUint(s[2:], base, 64)
+			if err != nil || strings.Contains(s[2:], "_") {
+				return 0, false
+			}
+			return float64(v), true
+		}
+	}
+	switch strings.TrimLeft(s, "+-") {
+	case "Infinity":
+		return 0, false // no request has that id
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+			return 0, false // ParseFloat would take "inf", "nan", "1_0" and hex floats
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, false
+	}
+	return f, true
 }
 
 func toolListError(reason string) error {

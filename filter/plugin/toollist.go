@@ -39,6 +39,7 @@ type toolListWatch struct {
 	size    int    // tlJSON: the body size Envoy buffers
 	dead    bool   // the list was refused: the rest of the body is dropped
 	private bool   // force cacheScope private (MCP 2026-07-28)
+	started bool   // tlSSE: the stream's first bytes were seen (byte order mark)
 }
 
 // watchToolLists remembers the tools/list requests of an allowed body whose responses the
@@ -182,6 +183,20 @@ func (s *stream) toolListEvents(chunk []byte, size int, endOfStream bool) {
 	}
 	var out []byte
 	changed := len(data) != len(chunk)
+	if !tl.started {
+		// Event-stream readers drop a byte order mark that starts the stream; so does the
+		// filter, or the first field would not read as data to it while it does to them.
+		if len(data) < len(utf8BOM) && !endOfStream && bytes.HasPrefix(utf8BOM, data) {
+			tl.carry = append([]byte(nil), data...)
+			s.h.ReplaceResponseBody(size, nil)
+			return
+		}
+		tl.started = true
+		if bytes.HasPrefix(data, utf8BOM) {
+			data = data[len(utf8BOM):]
+			changed = true
+		}
+	}
 	for len(data) > 0 {
 		n := eventEnd(data)
 		if n < 0 {
@@ -389,3 +404,5 @@ func lineEnd(b []byte) int {
 	}
 	return n
 }
+
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}

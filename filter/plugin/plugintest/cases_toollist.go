@@ -208,7 +208,7 @@ func toolListCases() []Case {
 		},
 		{
 			Name: "ToolListResponseToAnotherIDPassesUnchanged", Request: list,
-			Response: jsonResponse, ResponseBody: []string{listTools(`"2"`, "")},
+			Response: jsonResponse, ResponseBody: []string{listTools(`"two"`, "")},
 			ClientBody: listsExactly("echo", "delete_everything", "add"),
 			Want:       Want{CheckCalls: 1},
 		},
@@ -264,6 +264,18 @@ func toolListCases() []Case {
 				return listsExactly("echo", "add")(body)
 			},
 			Want: Want{CheckCalls: 1, Counters: filtered},
+		},
+		{
+			Name: "ToolListEventStreamStartingWithAByteOrderMarkIsFiltered", Request: list,
+			Response: sseResponse, ResponseBody: []string{"\xef", "\xbb\xbfdata: " + listTools("2", "") + "\n\n"},
+			ClientBody: listsExactly("echo", "add"),
+			Want:       Want{CheckCalls: 1, Counters: filtered},
+		},
+		{
+			Name: "ToolListResponseWithAStringIDTheTSClientReadsAsTheNumberIsFiltered", Request: list,
+			Response: jsonResponse, ResponseBody: []string{listTools(`" 2"`, "")},
+			ClientBody: listsExactly("echo", "add"),
+			Want:       Want{CheckCalls: 1, Counters: filtered},
 		},
 		{
 			Name: "ToolListNotificationsOnlyStreamPassesUntouched", Request: list,
