@@ -28,6 +28,9 @@ const MessageToolListRefused = "Internal error: the gateway could not filter the
 // ErrToolList is wrapped by every error of RewriteToolLists: the response is not passed on.
 var ErrToolList = errors.New("tool list cannot be filtered")
 
+// errNotAList is the error of a result without tools.
+var errNotAList = toolListError("result without tools")
+
 // CacheScopePrivate is the cacheScope a filtered list carries (MCP 2026-07-28): it depends on
 // the user.
 const CacheScopePrivate = "private"
@@ -42,6 +45,10 @@ type ToolListFilter struct {
 	// ForcePrivate adds "cacheScope":"private" to a rewritten result that has none. A
 	// cacheScope present is always set to "private".
 	ForcePrivate bool
+	// AnyID rewrites every response whose result has a tools member, whatever its id (the
+	// event-stream GET, where the filter has not seen the requests), and passes text that is
+	// not JSON as it is (no client reads it as a message).
+	AnyID bool
 }
 
 // ToolListResult is what RewriteToolLists did.
@@ -155,6 +162,9 @@ func RewriteToolLists(body []byte, f *ToolListFilter) (out []byte, res ToolListR
 	case tooDeep:
 		return nil, res, toolListError("nested deeper than " + strconv.Itoa(MaxDepth))
 	case invalidJSON:
+		if f.AnyID {
+			return body, res, nil
+		}
 		return nil, res, toolListError("not JSON")
 	}
 	text := string(body)
@@ -172,8 +182,13 @@ func RewriteToolLists(body []byte, f *ToolListFilter) (out []byte, res ToolListR
 		if b == nil {
 			b = make([]byte, 0, len(text)+32)
 		}
+		mark := len(b)
 		b = append(b, text[done:i+at]...)
 		if b, err = appendResult(b, result, f, &res); err != nil {
+			if errors.Is(err, errNotAList) && f.AnyID {
+				b = b[:mark] // a result of another method: unchanged
+				return n, nil
+			}
 			return 0, err
 		}
 		done = i + at + len(result)
@@ -241,16 +256,20 @@ func readResponse(s string, f *ToolListFilter) (n, at int, result string, err er
 	if v[fMethod] != "" || v[fID] == "" {
 		return n, 0, "", nil // a request or a notification of the server's
 	}
-	if !slices.Contains(f.IDs, IDKey(v[fID])) {
+	if !f.AnyID && !slices.Contains(f.IDs, IDKey(v[fID])) {
 		return n, 0, "", nil
 	}
 	switch {
+	case v[fResult] == "" && v[fError] == "" && f.AnyID:
+		return n, 0, "", nil
 	case v[fResult] == "" && v[fError] == "":
 		return 0, 0, "", toolListError("response without result or error")
 	case v[fResult] == "":
 		return n, 0, "", nil // an error answers the list: nothing to filter
 	case v[fError] != "":
 		return 0, 0, "", toolListError("response with both result and error")
+	case !isObject(v[fResult]) && f.AnyID:
+		return n, 0, "", nil
 	case !isObject(v[fResult]):
 		return 0, 0, "", toolListError("result is not an object")
 	}
@@ -297,7 +316,7 @@ func appendResult(dst []byte, obj string, f *ToolListFilter, res *ToolListResult
 		}
 	}
 	if !hasTools {
-		return nil, toolListError("result without tools")
+		return nil, errNotAList
 	}
 	end := m.end - 1 // the closing brace
 	dst = append(dst, obj[last:end]...)

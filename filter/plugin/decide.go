@@ -83,6 +83,7 @@ func (s *stream) rewriteHeaders(b *bundle) bool {
 	switch s.route.Kind {
 	case pluginconf.KindServer:
 		s.stripSessionCookie()
+		s.stripAcceptEncoding()
 		if s.route.UpstreamOAuth2 {
 			if b.upstreamToken == "" {
 				s.replyUpstreamRequired("")

@@ -269,6 +269,8 @@ func (s *stream) OnResponseHeaders(_ int, endOfStream bool) Action {
 		s.sanitizeUpstreamResponse(endOfStream)
 		if s.tl != nil {
 			s.toolListHeaders(endOfStream)
+		} else if s.sseFirstEvent {
+			s.watchEventStreamLists()
 		}
 	}
 	if s.route.Kind == pluginconf.KindServer && s.origin != "" {

@@ -40,6 +40,26 @@ type toolListWatch struct {
 	dead    bool   // the list was refused: the rest of the body is dropped
 	private bool   // force cacheScope private (MCP 2026-07-28)
 	started bool   // tlSSE: the stream's first bytes were seen (byte order mark)
+	anyID   bool   // the event-stream GET: every tools result is rewritten, whatever its id
+}
+
+// watchEventStreamLists rewrites the tool lists of an event-stream GET on an MCP server
+// route: a server may answer a request there (after a 202 to the POST, or replaying a stream
+// resumed with Last-Event-ID), and clients take the answer. The filter has not seen those
+// requests, so every response whose result has tools is rewritten.
+func (s *stream) watchEventStreamLists() {
+	if s.route.NoToolListFilter {
+		return
+	}
+	s.tl = &toolListWatch{mode: tlSSE, anyID: true, private: s.mcpVersion >= "2026-07-28"}
+}
+
+// stripAcceptEncoding keeps MCP server routes' answers uncompressed, so that the filter can
+// read the tool lists in them (a compressed list is refused).
+func (s *stream) stripAcceptEncoding() {
+	if s.route.Kind == pluginconf.KindServer && !s.route.NoToolListFilter {
+		s.h.RemoveRequestHeader("accept-encoding")
+	}
 }
 
 // watchToolLists remembers the tools/list requests of an allowed body whose responses the
@@ -205,6 +225,16 @@ func (s *stream) toolListEvents(chunk []byte, size int, endOfStream bool) {
 			}
 			n = len(data) // the last event, unterminated
 		}
+		if s.sseFirstEvent {
+			// The legacy transport's endpoint event (legacysse.go): its session is bound.
+			s.sseFirstEvent = false
+			if ev, ok := rewriteEndpointEvent(data[:n], &s.bundle.session); ok {
+				out = append(out, ev...)
+				changed = true
+				data = data[n:]
+				continue
+			}
+		}
 		ev, evChanged, err := s.rewriteEvent(data[:n])
 		if err != nil {
 			out = appendErrorEvent(out, s.toolListErrorBody())
@@ -282,6 +312,7 @@ func (s *stream) rewriteLists(body []byte) ([]byte, bool, error) {
 	in.MCPMethod = policy.MethodToolsCall
 	f := jsonrpc.ToolListFilter{
 		IDs:          s.tl.ids,
+		AnyID:        s.tl.anyID,
 		ForcePrivate: s.tl.private,
 		Allow: func(name, raw string) bool {
 			in.MCPTool = name

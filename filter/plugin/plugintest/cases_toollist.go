@@ -278,6 +278,43 @@ func toolListCases() []Case {
 			Want:       Want{CheckCalls: 1, Counters: filtered},
 		},
 		{
+			Name:     "ToolListOnTheEventStreamGETIsFilteredWhateverItsID",
+			Request:  get(mcp, "/mcp", alice, [2]string{"accept", "text/event-stream"}),
+			Response: sseResponse,
+			ResponseBody: chunks("event: message\nid: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"+
+				"data: not json, passed as it is\n\n"+
+				"id: 2\ndata: "+listTools("77", "")+"\n\n", 33),
+			ClientBody: func(body string) string {
+				if !strings.Contains(body, "data: not json, passed as it is\n\n") || !strings.Contains(body, "list_changed") {
+					return "other events changed"
+				}
+				return listsExactly("echo", "add")(body)
+			},
+			Want: Want{CheckCalls: 1, Counters: filtered},
+		},
+		{
+			Name:     "ToolListOnTheLegacyEventStreamIsFilteredAndItsEndpointStillBound",
+			Request:  get(OpenHost, "/mcp/sse", alice, [2]string{"accept", "text/event-stream"}),
+			Response: sseResponse,
+			ResponseBody: []string{"event: endpoint\ndata: /mcp/messages?sessionId=up-123\n\n" +
+				"event: message\ndata: " + bigToolList("5", 3) + "\n\n"},
+			ClientBody: func(body string) string {
+				if strings.Contains(body, "sessionId=up-123") || !strings.Contains(body, "sessionId=") {
+					return "the endpoint's session was not bound"
+				}
+				if strings.Contains(body, "delete_everything") {
+					return "the list was not filtered"
+				}
+				return ""
+			},
+			Want: Want{CheckCalls: 1, Counters: filtered},
+		},
+		{
+			Name:    "ToolListRouteAsksTheUpstreamForUncompressedAnswers",
+			Request: post(mcp, "/mcp", toolsList, alice, [2]string{"accept-encoding", "gzip, br"}),
+			Want:    Want{CheckCalls: 1, Upstream: map[string]string{"accept-encoding": ""}},
+		},
+		{
 			Name: "ToolListNotificationsOnlyStreamPassesUntouched", Request: list,
 			Response:     sseResponse,
 			ResponseBody: []string{"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n", "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n\n"},
