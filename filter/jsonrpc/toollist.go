@@ -184,13 +184,15 @@ func RewriteToolLists(body []byte, f *ToolListFilter) (out []byte, res ToolListR
 		}
 		mark := len(b)
 		b = append(b, text[done:i+at]...)
-		if b, err = appendResult(b, result, f, &res); err != nil {
+		out, err := appendResult(b, result, f, &res)
+		if err != nil {
 			if errors.Is(err, errNotAList) && f.AnyID {
 				b = b[:mark] // a result of another method: unchanged
 				return n, nil
 			}
 			return 0, err
 		}
+		b = out
 		done = i + at + len(result)
 		return n, nil
 	}
@@ -253,7 +255,7 @@ func readResponse(s string, f *ToolListFilter) (n, at int, result string, err er
 		v[i] = m.value()
 	}
 	n = m.end
-	if v[fMethod] != "" || v[fID] == "" {
+	if v[fMethod] != "" || (v[fID] == "" && !f.AnyID) {
 		return n, 0, "", nil // a request or a notification of the server's
 	}
 	if !f.AnyID && !slices.Contains(f.IDs, IDKey(v[fID])) {

@@ -25,6 +25,7 @@ func FuzzToolListRewriter(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
+		checkAnyID(t, body)
 		filter := &ToolListFilter{IDs: []string{IDKey("1")}, Allow: func(name, _ string) bool { return !strings.HasPrefix(name, "deny") }}
 		out, res, err := RewriteToolLists(body, filter)
 		if err != nil {
@@ -104,4 +105,38 @@ func expectMessage(v any, lists *int) any {
 	}
 	*lists++
 	return m
+}
+
+// checkAnyID checks the event-stream GET mode: whatever it passes, encoding/json finds no
+// refused tool in any result with tools, and its output is valid JSON when the input was.
+func checkAnyID(t *testing.T, body []byte) {
+	f := &ToolListFilter{AnyID: true, Allow: func(name, _ string) bool { return !strings.HasPrefix(name, "deny") }}
+	out, _, err := RewriteToolLists(body, f)
+	if err != nil {
+		return
+	}
+	var v any
+	if json.Unmarshal(out, &v) != nil {
+		if json.Valid(body) && json.Unmarshal(body, new(any)) == nil {
+			t.Fatalf("AnyID: output %q of valid input is not JSON", out)
+		}
+		return
+	}
+	msgs, ok := v.([]any)
+	if !ok {
+		msgs = []any{v}
+	}
+	for _, m := range msgs {
+		mm, _ := m.(map[string]any)
+		if _, isReq := mm["method"]; isReq {
+			continue
+		}
+		r, _ := mm["result"].(map[string]any)
+		tools, _ := r["tools"].([]any)
+		for _, tl := range tools {
+			if name, _ := tl.(map[string]any)["name"].(string); strings.HasPrefix(name, "deny") {
+				t.Fatalf("AnyID: refused tool %q passed in %q", name, out)
+			}
+		}
+	}
 }
