@@ -85,6 +85,7 @@ func TestParse_ToolLock(t *testing.T) {
 		{"duplicate tool", "{file: dup.json}", `tools[1].name: "a" is pinned twice`},
 		{"edited definition", "{file: edited.json}", "tools[0].definition: its digest is"},
 		{"unknown key", "{file: good.json, strict: true}", "routes[0].mcp.server.tool_lock.strict: unknown key"},
+		{"lists not filtered", "{file: good.json}, filter_tool_list: false", "routes[0].mcp.server.filter_tool_list: false cannot go with tool_lock"},
 	} {
 		_, err := ParseDir(with(tc.lock), noEnv, dir)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -23,6 +23,9 @@ func (c *Config) validateToolLocks(e *Error) {
 		}
 		tl := r.MCP.Server.ToolLock
 		key := "routes[" + strconv.Itoa(i) + "].mcp.server.tool_lock"
+		if f := r.MCP.Server.FilterToolList; f != nil && !*f {
+			e.add("routes["+strconv.Itoa(i)+"].mcp.server.filter_tool_list", "false cannot go with tool_lock: the lock is applied to the tools/list answers")
+		}
 		switch tl.Mode {
 		case "":
 			tl.Mode = ToolLockEnforce
