@@ -98,3 +98,15 @@ func FuzzCanonical(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDigest is the digest of a tool of about 300 bytes (a description and a small
+// schema), what a pinned route pays per listed tool.
+func BenchmarkDigest(b *testing.B) {
+	tool := []byte(`{"name":"tool7","description":"Looks things up in the index and returns the ten best matches, with their scores and snippets.","inputSchema":{"type":"object","properties":{"q":{"type":"string","description":"the query"},"limit":{"type":"integer","minimum":1,"maximum":50}},"required":["q"]},"annotations":{"readOnlyHint":true}}`)
+	b.SetBytes(int64(len(tool)))
+	for b.Loop() {
+		if _, err := Digest(tool); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -56,6 +56,9 @@ func BenchToolLists() map[string]Case {
 			Response: jsonResponse, ResponseBody: []string{list}},
 		"ToolsList50SSE": {Request: Request{Method: "POST", Authority: OpenHost, Path: "/mcp", Headers: auth, Chunks: []string{toolsList}},
 			Response: sseResponse, ResponseBody: []string{"event: message\ndata: " + list + "\n\n"}},
+		// 50 pinned tools (echo and add 25 times each), every digest computed and matching.
+		"ToolsList50JSONPinned": {Request: Request{Method: "POST", Authority: PinnedHost, Path: "/mcp", Headers: auth, Chunks: []string{toolsList}},
+			Response: jsonResponse, ResponseBody: []string{listOf(strings.Repeat(echoTool+",", 25) + strings.TrimSuffix(strings.Repeat(addTool+",", 25), ","))}},
 		"ToolsList50Unfiltered": {Request: Request{Method: "POST", Authority: NoFilterHost, Path: "/mcp", Headers: auth, Chunks: []string{toolsList}},
 			Response: jsonResponse, ResponseBody: []string{list}},
 	}
