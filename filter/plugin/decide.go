@@ -71,6 +71,7 @@ func (s *stream) decide() bool {
 	}
 	s.f.metrics.inc(metricAllowed)
 	s.f.metrics.incRoute(s.route, true)
+	s.watchToolLists()
 	return true
 }
 
@@ -82,6 +83,7 @@ func (s *stream) rewriteHeaders(b *bundle) bool {
 	switch s.route.Kind {
 	case pluginconf.KindServer:
 		s.stripSessionCookie()
+		s.stripAcceptEncoding()
 		if s.route.UpstreamOAuth2 {
 			if b.upstreamToken == "" {
 				s.replyUpstreamRequired()
@@ -118,8 +120,10 @@ func (s *stream) rewriteHeaders(b *bundle) bool {
 func (s *stream) check(in *policy.Input, method, tool, args string, logRecord bool) policy.Decision {
 	in.MCPMethod, in.MCPTool = method, tool
 	d := s.route.policy.Evaluate(in)
+	shadow := s.evaluateShadow(in, d)
+	d = s.applyPins(d, method, tool)
 	if logRecord {
-		s.logRecord(in, d, tool, args)
+		s.logRecord(in, d, shadow, tool, args)
 	}
 	if !d.Allow {
 		for r := range d.AllowWhyFalse.All() {
@@ -131,7 +135,7 @@ func (s *stream) check(in *policy.Input, method, tool, args string, logRecord bo
 }
 
 // logRecord logs the authorization record of one decision at info level.
-func (s *stream) logRecord(in *policy.Input, d policy.Decision, tool, args string) {
+func (s *stream) logRecord(in *policy.Input, d policy.Decision, shadow *policy.Decision, tool, args string) {
 	rec := authlog.Record{
 		Time:              s.h.Now(),
 		RequestID:         s.requestID(),
@@ -147,6 +151,7 @@ func (s *stream) logRecord(in *policy.Input, d policy.Decision, tool, args strin
 		MCPProtocolVersion:         s.client.ProtocolVersion,
 		MCPClientName:              s.client.Name,
 		MCPClientVersion:           s.client.Version,
+		Shadow:                     shadow,
 	}
 	f := s.f
 	f.logBuf = f.logWriter.Append(f.logBuf[:0], &rec)

@@ -21,6 +21,11 @@ const (
 	metricUnavailable
 	metricCacheHit
 	metricCacheMiss
+	metricToolsListFiltered
+	metricToolsListRefused
+	metricShadowWouldDeny
+	metricShadowWouldAllow
+	metricToolDefinitionChanged
 	numMetrics
 )
 
@@ -32,6 +37,14 @@ var metricNames = [numMetrics]string{
 	metricUnavailable:     "mcp_gateway_token_service_unavailable",
 	metricCacheHit:        "mcp_gateway_cache_hit",
 	metricCacheMiss:       "mcp_gateway_cache_miss",
+	// toollist.go
+	metricToolsListFiltered: "mcp_gateway_tools_list_filtered",
+	metricToolsListRefused:  "mcp_gateway_tools_list_refused",
+	// shadow.go
+	metricShadowWouldDeny:  "mcp_gateway_shadow_would_deny",
+	metricShadowWouldAllow: "mcp_gateway_shadow_would_allow",
+	// pins.go
+	metricToolDefinitionChanged: "mcp_gateway_tool_definition_changed",
 }
 
 // metricReasonPrefix starts the name of the counter of each deny reason
@@ -93,6 +106,7 @@ type routeStats struct {
 	allowed, denied       uint32
 	hasAllowed, hasDenied bool
 	reasons               map[policy.Reason]uint32
+	named                 map[string]uint32 // other counters of the route, by suffix
 }
 
 // routeStatPrefix returns the counter name prefix of route r.

@@ -57,6 +57,11 @@ func (f *Filter) Configure(config []byte) error {
 				return errors.New("plugin configuration: routes[" + strconv.Itoa(i) + "].policy: " + err.Error())
 			}
 		}
+		if r.PolicyShadow != nil {
+			if r.shadow, err = policy.ParseKey("policy_shadow", r.PolicyShadow); err != nil {
+				return errors.New("plugin configuration: routes[" + strconv.Itoa(i) + "]." + err.Error())
+			}
+		}
 		r.origin = r.Scheme + "://" + r.Host
 		r.resourceMetadata = r.origin + paths.ProtectedResourceMetadata
 		if r.PathPrefix != "/" {

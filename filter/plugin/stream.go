@@ -67,6 +67,9 @@ type stream struct {
 	mcpVersion string
 	// client is what the message being recorded says of its client and revision.
 	client jsonrpc.Client
+	// tl is set when the body holds tools/list requests whose responses are filtered
+	// (toollist.go).
+	tl *toolListWatch
 }
 
 func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
@@ -264,6 +267,11 @@ func (s *stream) OnResponseHeaders(_ int, endOfStream bool) Action {
 	}
 	if !s.replied {
 		s.sanitizeUpstreamResponse(endOfStream)
+		if s.tl != nil {
+			s.toolListHeaders(endOfStream)
+		} else if s.sseFirstEvent {
+			s.watchEventStreamLists()
+		}
 	}
 	if s.route.Kind == pluginconf.KindServer && s.origin != "" {
 		for _, h := range corsResponseHeaders(s.origin) {
@@ -321,6 +329,9 @@ func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
 }
 
 func (s *stream) OnResponseBody(bodySize int, endOfStream bool) Action {
+	if s.tl != nil && s.tl.mode != tlNone && !s.replied {
+		return s.toolListBody(bodySize, endOfStream)
+	}
 	if !s.sseFirstEvent {
 		return Continue
 	}

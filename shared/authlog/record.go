@@ -34,6 +34,10 @@ type Record struct {
 	// MCPProtocolVersion, MCPClientName and MCPClientVersion are the MCP revision the
 	// message was sent under and the client's clientInfo name and version ("" when unknown).
 	MCPProtocolVersion, MCPClientName, MCPClientVersion string
+	// Shadow is the decision of the route's shadow policy (policy_shadow), nil when the
+	// route has none. A record with one carries shadow-allow, shadow-allow-why-true,
+	// shadow-allow-why-false, shadow-deny and shadow-deny-why-false after the other fields.
+	Shadow *policy.Decision
 }
 
 // AppendJSON appends r as one JSON object, with the fixed fields and then fields in order,
@@ -56,6 +60,7 @@ func AppendJSON(dst []byte, r *Record, fields []Field) []byte {
 			dst = appendField(dst, r, d, defaultRed)
 		}
 	}
+	dst = appendShadow(dst, r.Shadow)
 	return append(dst, '}')
 }
 
@@ -123,6 +128,7 @@ func (w *Writer) Append(dst []byte, r *Record) []byte {
 	for _, k := range w.fields {
 		dst = appendField(dst, r, k, w.red)
 	}
+	dst = appendShadow(dst, r.Shadow)
 	return append(dst, '}')
 }
 
@@ -251,4 +257,16 @@ func appendField(dst []byte, r *Record, k fieldKind, red *redactor) []byte {
 		dst = appendString(append(dst, `,"mcp-client-version":`...), r.MCPClientVersion)
 	}
 	return dst
+}
+
+// appendShadow appends the shadow decision's fields, when there is one.
+func appendShadow(dst []byte, d *policy.Decision) []byte {
+	if d == nil {
+		return dst
+	}
+	dst = appendBool(append(dst, `,"shadow-allow":`...), d.Allow)
+	dst = appendReasons(append(dst, `,"shadow-allow-why-true":`...), d.AllowWhyTrue)
+	dst = appendReasons(append(dst, `,"shadow-allow-why-false":`...), d.AllowWhyFalse)
+	dst = appendBool(append(dst, `,"shadow-deny":`...), d.Deny)
+	return appendReasons(append(dst, `,"shadow-deny-why-false":`...), d.DenyWhyFalse)
 }

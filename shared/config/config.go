@@ -8,6 +8,8 @@ import (
 type Config struct {
 	// RuntimeFlags holds feature flags; "mcp" must be true for any mcp route.
 	RuntimeFlags map[string]bool `yaml:"runtime_flags"`
+	// dir is the directory of the configuration file, "" when parsed from bytes (Path).
+	dir string
 
 	// AuthenticateServiceURL is the public URL of the sign-in host.
 	AuthenticateServiceURL string `yaml:"authenticate_service_url"`
@@ -110,6 +112,9 @@ type Route struct {
 	To string `yaml:"to"`
 	// Policy is the route policy in decoded form (see shared/policy).
 	Policy any `yaml:"policy"`
+	// PolicyShadow is a second policy evaluated beside Policy on every request, recorded
+	// and counted, that never changes a decision (docs/policy.md, "Shadow policies").
+	PolicyShadow any `yaml:"policy_shadow"`
 	// MCP marks the route as an MCP server or an MCP client route.
 	MCP *MCP `yaml:"mcp"`
 }
@@ -125,6 +130,23 @@ type MCPServer struct {
 	UpstreamOAuth2 *UpstreamOAuth2 `yaml:"upstream_oauth2"`
 	// MaxRequestBytes bounds the request body (default 4096).
 	MaxRequestBytes int64 `yaml:"max_request_bytes"`
+	// FilterToolList, when false, passes tools/list responses unfiltered (default true:
+	// docs/tool-lists.md).
+	FilterToolList *bool `yaml:"filter_tool_list"`
+	// ToolLock pins the server's tool definitions to a lock file (docs/tool-pinning.md).
+	ToolLock *ToolLock `yaml:"tool_lock"`
+}
+
+// ToolLock is mcp.server.tool_lock.
+type ToolLock struct {
+	// File is the lock file written by the toollock command (relative to the working
+	// directory, as other file keys).
+	File string `yaml:"file"`
+	// Mode is enforce (default: changed and new tools are hidden and refused) or warn (they
+	// are logged and counted only).
+	Mode string `yaml:"mode"`
+	// digests are the file's digests by tool name, read by Validate.
+	digests map[string]string
 }
 
 // MCPClient marks a route as an MCP client route; it has no fields.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"time"
@@ -63,7 +64,7 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: read %s: %w", path, err)
 	}
-	c, err := Parse(data, os.LookupEnv)
+	c, err := ParseDir(data, os.LookupEnv, filepath.Dir(path))
 	if err != nil {
 		return nil, err
 	}
@@ -74,10 +75,18 @@ func Load(path string) (*Config, error) {
 	return c, nil
 }
 
+// ParseDir is Parse for a configuration read from a file in dir: the lock files of
+// mcp.server.tool_lock are relative to dir (Parse: to the working directory).
+func ParseDir(data []byte, env LookupEnv, dir string) (*Config, error) {
+	return parse(data, env, dir)
+}
+
 // Parse parses and validates a configuration. env supplies the environment overrides of
 // docs/configuration.md (IDP_*, SHARED_SECRET, COOKIE_SECRET, AUTHENTICATE_SERVICE_URL); it may
 // be nil.
-func Parse(data []byte, env LookupEnv) (*Config, error) {
+func Parse(data []byte, env LookupEnv) (*Config, error) { return parse(data, env, "") }
+
+func parse(data []byte, env LookupEnv, dir string) (*Config, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
@@ -110,6 +119,7 @@ func Parse(data []byte, env LookupEnv) (*Config, error) {
 		return nil, err
 	}
 	c.setDefaults()
+	c.dir = dir
 	if err := c.Validate(); err != nil {
 		return nil, nameEnvSources(err, env)
 	}

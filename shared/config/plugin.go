@@ -53,9 +53,16 @@ func (c *Config) PluginConfig() *pluginconf.Config {
 			Kind:       r.RouteKind(),
 			Policy:     jsonCompatible(r.Policy),
 		}
+		if r.PolicyShadow != nil {
+			pr.PolicyShadow = jsonCompatible(r.PolicyShadow)
+		}
 		if r.MCP != nil && r.MCP.Server != nil {
 			pr.MaxRequestBytes = r.MCP.Server.MaxRequestBytes
 			pr.UpstreamOAuth2 = r.MCP.Server.UpstreamOAuth2 != nil
+			pr.NoToolListFilter = r.MCP.Server.FilterToolList != nil && !*r.MCP.Server.FilterToolList
+			if tl := r.MCP.Server.ToolLock; tl != nil {
+				pr.ToolPins = &pluginconf.ToolPins{Warn: tl.Mode == ToolLockWarn, Digests: tl.digests}
+			}
 		}
 		pc.Routes = append(pc.Routes, pr)
 	}

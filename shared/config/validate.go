@@ -68,6 +68,7 @@ func (c *Config) Validate() error {
 		e.add("authorize_log_max_parameter_bytes", "must be -1 (no bound), 0 (the default, %d) or at most %d, got %d", authlog.DefaultMaxParameterBytes, MaxAuthorizeLogParameterBytes, n)
 	}
 	c.validateCertificate(e)
+	c.validateToolLocks(e)
 	c.validateOAuthClients(e)
 	seen := map[string]int{}
 	for i := range c.Routes {
@@ -75,6 +76,11 @@ func (c *Config) Validate() error {
 		c.resolveUpstreamSecretFile(e, i)
 		if _, err := policy.Parse(c.Routes[i].Policy); err != nil {
 			e.add("routes["+strconv.Itoa(i)+"]", "%v", err)
+		}
+		if c.Routes[i].PolicyShadow != nil {
+			if _, err := policy.ParseKey("policy_shadow", c.Routes[i].PolicyShadow); err != nil {
+				e.add("routes["+strconv.Itoa(i)+"]", "%v", err)
+			}
 		}
 	}
 	c.validatePublicUpstreamClients(e)

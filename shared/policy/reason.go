@@ -40,6 +40,7 @@ const (
 	ReasonTokenServiceUnavailable       // "token-service-unavailable": the token service could not decide (503)
 	ReasonUpstreamAuthorizationRequired // "upstream-authorization-required": the user has no usable Internal Token for the upstream (401 invalid_token)
 	ReasonMCPHeaderMismatch             // "mcp-header-mismatch": MCP-Protocol-Version, Mcp-Method or Mcp-Name missing, malformed, repeated or not matching the body (400, JSON-RPC -32020)
+	ReasonMCPToolDefinitionChanged      // "mcp-tool-definition-changed": a tool of a pinned route that is not in its lock file, or whose definition the server changed (docs/tool-pinning.md)
 
 	numReasons
 )
@@ -75,6 +76,7 @@ var reasonNames = [numReasons]string{
 	ReasonTokenServiceUnavailable:       "token-service-unavailable",
 	ReasonUpstreamAuthorizationRequired: "upstream-authorization-required",
 	ReasonMCPHeaderMismatch:             "mcp-header-mismatch",
+	ReasonMCPToolDefinitionChanged:      "mcp-tool-definition-changed",
 }
 
 // String returns the reason as the authorization log writes it, or "" for an unknown value.

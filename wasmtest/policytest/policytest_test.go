@@ -45,6 +45,14 @@ func TestBrokenPolicyFails(t *testing.T) {
 	if err := os.WriteFile(cfg, broken, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The pinned route's lock file is read beside the configuration.
+	lock, err := os.ReadFile(filepath.Join(filepath.Dir(exampleConfig), "demo-tools.lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(cfg), "demo-tools.lock.json"), lock, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tester, err := Load(cfg, wasmbuild.Module(t))
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ type Runner func(t testing.TB, c Case, m Mode) Result
 // Cases returns every case, grouped by the behaviour they cover.
 func Cases() []Case {
 	var all []Case
-	for _, topic := range [][]Case{routeCases(), headerCases(), charsetCases(), bodyCases(), policyCases(), mcp2026Cases(), tokenServiceCases(), bindingCases(), legacySessionCases(), compressedStreamCases(), redTeamSessionCases(), recordCases()} {
+	for _, topic := range [][]Case{routeCases(), headerCases(), charsetCases(), bodyCases(), policyCases(), mcp2026Cases(), tokenServiceCases(), bindingCases(), legacySessionCases(), compressedStreamCases(), redTeamSessionCases(), recordCases(), toolListCases(), shadowCases(), pinCases()} {
 		all = append(all, topic...)
 	}
 	return all
@@ -142,6 +142,11 @@ func Check(t testing.TB, c Case, r Result) {
 			t.Errorf("counter %s not incremented; counters %v", name, r.Counters)
 		}
 	}
+	for _, name := range w.CountersUnchanged {
+		if r.Counters[name] != 0 {
+			t.Errorf("counter %s changed by %d; it must not", name, r.Counters[name])
+		}
+	}
 	for name, want := range w.Properties {
 		if got, ok := r.Properties[name]; !ok || got != want {
 			t.Errorf("property %s = %q (set %v), want %q; properties %v", name, got, ok, want, r.Properties)
@@ -159,6 +164,9 @@ func Check(t testing.TB, c Case, r Result) {
 		} else if problem := c.ClientResponse(r.ClientResponse); problem != "" {
 			t.Errorf("client response %v: %s", r.ClientResponse, problem)
 		}
+	}
+	if w.ClientBodyGolden != "" {
+		golden.CheckFile(t, goldenPath(w.ClientBodyGolden), []byte(r.ClientBody))
 	}
 	if c.ClientBody != nil {
 		if problem := c.ClientBody(r.ClientBody); problem != "" {

@@ -98,6 +98,9 @@ func checkMatrixResult(t *testing.T, res *harness.ClientResult) {
 	if !contains(res.Tools, "echo") {
 		t.Errorf("tools/list %v lacks echo", res.Tools)
 	}
+	if contains(res.Tools, "delete_everything") {
+		t.Errorf("tools/list %v shows delete_everything, which the policy denies (docs/tool-lists.md)", res.Tools)
+	}
 	if res.Call == nil || res.Call.IsError || !strings.Contains(callText(res.Call), "echo: hi") {
 		t.Errorf("permitted call: %+v", res.Call)
 	}

@@ -57,6 +57,12 @@ type stack struct {
 	// no path, on a host of its own, to the everything-server's origin (any signed-in user):
 	// its MCP URL is BareURL+"/mcp", deeper than the route's from.
 	BareURL string
+
+	// With stackOptions.Pinned: PinnedURL is a route, open to any signed-in user, whose tools
+	// are pinned to a lock file made at start; PinnedEcho is the description its upstream
+	// gives echo, which a test may change (pins_test.go).
+	PinnedURL  string
+	PinnedEcho *atomic.Value
 }
 
 // advance moves the token service's clock forward.
@@ -80,6 +86,11 @@ type stackOptions struct {
 	SDKServers bool
 	// BareOrigin adds the route of stack.BareURL.
 	BareOrigin bool
+	// ShadowRestricted gives the restricted route a policy_shadow that would deny every
+	// tool (toollist_test.go).
+	ShadowRestricted bool
+	// Pinned adds the route of stack.PinnedURL (pins_test.go).
+	Pinned bool
 }
 
 // startStack starts everything; it stops when the test ends.
@@ -157,6 +168,7 @@ func startStackWith(t *testing.T, opts stackOptions) *stack {
     mcp: {server: {}}`, r.name, r.from, r.to)
 		}
 	}
+	tsRoutes += pinnedRoute(t, s, opts)
 	var extraListeners []net.Listener
 	if opts.BareOrigin {
 		bareL := listen(t, "127.0.0.4")
@@ -192,7 +204,7 @@ routes:
     to: %s
     policy:
       allow: {and: [{domain: {is: example.com}}]}
-      deny: {and: [{mcp_tool: {not_in: [test_simple_text]}}]}
+      deny: {and: [{mcp_tool: {not_in: [test_simple_text]}}]}%s
     mcp: {server: {}}
   - name: App
     from: %s
@@ -201,7 +213,7 @@ routes:
     mcp: {client: {}}%s
 `, s.AuthURL, secret(), secret(), s.IDP.Issuer, s.IDP.ClientID, s.IDP.ClientSecret,
 		filepath.Join(t.TempDir(), "gateway.db"),
-		s.OpenURL, s.Everything, s.RestrictedURL, s.Everything, s.AppURL, app.URL, tsRoutes)
+		s.OpenURL, s.Everything, s.RestrictedURL, s.Everything, restrictedShadow(opts), s.AppURL, app.URL, tsRoutes)
 	cfg, err := config.Parse([]byte(yaml), nil)
 	if err != nil {
 		t.Fatalf("config: %v", err)
