@@ -19,7 +19,8 @@ import (
 // go run ./wasmtest/cmd/toollock -config examples/gateway.yaml -route "Demo MCP server (pinned)"
 // against the running demo server.
 func TestDemoToolsLockFileIsCurrent(t *testing.T) {
-	srv := newServer()
+	// As the quick start runs it (build/run-quickstart.sh): with upstream_whoami.
+	srv := newServer("http://127.0.0.1:8415/me")
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer ts.Close()
 	c := &toollock.Client{URL: ts.URL}
@@ -27,8 +28,8 @@ func TestDemoToolsLockFileIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools) != 5 {
-		t.Fatalf("the demo server lists %d tools, want 5", len(tools))
+	if len(tools) != 6 {
+		t.Fatalf("the demo server lists %d tools, want 6", len(tools))
 	}
 	lock, err := tooldigest.NewLock(server, tools)
 	if err != nil {

@@ -23,6 +23,14 @@ func TestRun_BadConfigExits2NamingTheKey(t *testing.T) {
 	if err := os.WriteFile(exampleCopy, example, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The pinned route's lock file sits beside the configuration, as in examples/.
+	lock, err := os.ReadFile("../../../examples/demo-tools.lock.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "demo-tools.lock.json"), lock, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		want string
