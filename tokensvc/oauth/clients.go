@@ -103,7 +103,7 @@ func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form u
 			return store.Client{}, invalidClient("unknown client", attemptedBasic)
 		}
 		s.log.ErrorContext(ctx, "oauth: client lookup", "error", err)
-		return store.Client{}, newError(errServerError, "client lookup failed")
+		return store.Client{}, unavailable("client lookup failed")
 	}
 	if used != c.TokenEndpointAuthMethod {
 		return store.Client{}, invalidClient("the client must authenticate with "+c.TokenEndpointAuthMethod, attemptedBasic || c.TokenEndpointAuthMethod == authSecretBasic)
