@@ -57,6 +57,7 @@ func run(args []string, stderr io.Writer) int {
 	wasmLevel := fs.String("wasm-log-level", "info", "proxy log level of the filter: trace, debug, info, warn or error")
 	admin := fs.String("admin", "", "admin address serving GET /metrics (Prometheus), e.g. 127.0.0.1:9901; empty: off")
 	grace := fs.Duration("reload-grace", gateway.DefaultGrace, "after a reload, how long requests in flight may finish on the old configuration")
+	remote := addRemoteFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -79,6 +80,11 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "localgateway: %v\n", err)
 		return 2
 	}
+	remoteTS, err := remote.tokenService(logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "localgateway: %v\n", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -93,6 +99,7 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	a := &app{path: *configPath, module: mod, workers: *workers, logger: logger, wasmLevel: level, grace: *grace}
+	a.remote = remoteTS
 	if err := a.start(ctx, cfg); err != nil {
 		fmt.Fprintf(stderr, "localgateway: %v\n", err)
 		return 1
