@@ -294,8 +294,8 @@ func (c *client) refreshStatus(rt string) (int, string, *tokenResponse) {
 		return resp.StatusCode, e.Error, nil
 	}
 	var tr tokenResponse
-	if err := json.Unmarshal(b, &tr); err != nil {
-		return 0, "bad token response", nil
+	if err := json.Unmarshal(b, &tr); err != nil || tr.AccessToken == "" {
+		return resp.StatusCode, "malformed token response", nil // what a garbage-answering service gives
 	}
 	return resp.StatusCode, "", &tr
 }
