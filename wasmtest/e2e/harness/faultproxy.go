@@ -21,6 +21,9 @@ type FaultProxy struct {
 	mode    proxyMode
 	conns   map[net.Conn]struct{}
 	stopped bool
+	// onResponse, if set, is called when a response starts to come back from the target;
+	// when it returns true the response is dropped and both connections are closed.
+	onResponse func() bool
 	wg      sync.WaitGroup
 }
 
@@ -68,6 +71,16 @@ func (p *FaultProxy) Hang() {
 	p.closeConnsLocked()
 	p.mu.Unlock()
 	p.ensureListening()
+}
+
+// OnResponse sets a hook called when a response starts to arrive from the target (after the
+// target has acted on the request); when it returns true the response is dropped and both
+// connections closed, as when the target crashes between its commit and its answer. nil
+// removes the hook.
+func (p *FaultProxy) OnResponse(hook func() bool) {
+	p.mu.Lock()
+	p.onResponse = hook
+	p.mu.Unlock()
 }
 
 // Restore forwards again, on the same address.
@@ -168,7 +181,27 @@ func (p *FaultProxy) forward(c net.Conn) {
 	defer p.untrack(up)
 	done := make(chan struct{}, 2)
 	go func() { _, _ = io.Copy(up, c); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(c, up); done <- struct{}{} }()
+	go func() {
+		defer func() { done <- struct{}{} }()
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := up.Read(buf)
+			if n > 0 {
+				p.mu.Lock()
+				hook := p.onResponse
+				p.mu.Unlock()
+				if hook != nil && hook() {
+					return // dropped: the caller never sees the answer
+				}
+				if _, werr := c.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
 	<-done // either side closing (or a Cut) ends both
 }
 

@@ -49,6 +49,8 @@ type rstack struct {
 	YAML    string
 	Server  *server.Server // in-process token service; nil when remote
 	Gateway *gateway.Gateway
+	// SQLitePath is the database file when the storage is the default SQLite.
+	SQLitePath string
 	// Upstream counts the requests the MCP server received.
 	Upstream *atomic.Int64
 	authL    net.Listener
@@ -103,7 +105,8 @@ func startStack(t *testing.T, opts stackOptions) *rstack {
 	s.MCPURL = s.MCPOrigin + "/mcp"
 	storage := opts.Storage
 	if storage == "" {
-		storage = fmt.Sprintf("{type: sqlite, path: %q}", t.TempDir()+"/gateway.db")
+		s.SQLitePath = t.TempDir() + "/gateway.db"
+		storage = fmt.Sprintf("{type: sqlite, path: %q}", s.SQLitePath)
 	}
 	ttl := ""
 	if opts.CheckCacheTTL > 0 {
