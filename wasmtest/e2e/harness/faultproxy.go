@@ -24,7 +24,7 @@ type FaultProxy struct {
 	// onResponse, if set, is called when a response starts to come back from the target;
 	// when it returns true the response is dropped and both connections are closed.
 	onResponse func() bool
-	wg      sync.WaitGroup
+	wg         sync.WaitGroup
 }
 
 type proxyMode int
