@@ -21,6 +21,7 @@ const (
 	metricUnavailable
 	metricCacheHit
 	metricCacheMiss
+	metricCheckShed
 	numMetrics
 )
 
@@ -32,6 +33,7 @@ var metricNames = [numMetrics]string{
 	metricUnavailable:     "mcp_gateway_token_service_unavailable",
 	metricCacheHit:        "mcp_gateway_cache_hit",
 	metricCacheMiss:       "mcp_gateway_cache_miss",
+	metricCheckShed:       "mcp_gateway_check_shed",
 }
 
 // metricReasonPrefix starts the name of the counter of each deny reason
