@@ -51,8 +51,10 @@ type rstack struct {
 	Gateway *gateway.Gateway
 	// SQLitePath is the database file when the storage is the default SQLite.
 	SQLitePath string
-	// Upstream counts the requests the MCP server received.
+	// Upstream counts the requests the MCP server received; Checks the check calls the
+	// filter made to the in-process token service.
 	Upstream *atomic.Int64
+	Checks   atomic.Int64
 	authL    net.Listener
 	mcpL     net.Listener
 }
@@ -151,12 +153,22 @@ routes:
 	if opts.Remote != nil {
 		ts = opts.Remote(t, s)
 	} else {
-		s.Server, err = server.New(ctx, cfg, server.WithLogger(logger))
+		// In-process, the token service sees the clients' own addresses: no proxy hop.
+		inproc, perr := config.Parse([]byte(strings.Replace(replicaYAML(s.YAML, "127.0.0.1:1", "127.0.0.1:2"), "trusted_proxy_hops: 1", "trusted_proxy_hops: 0", 1)), nil)
+		if perr != nil {
+			cancel()
+			t.Fatalf("config: %v", perr)
+		}
+		s.Server, err = server.New(ctx, inproc, server.WithLogger(logger))
 		if err != nil {
 			cancel()
 			t.Fatalf("token service: %v", err)
 		}
-		ts = gateway.TokenService{Public: s.Server.PublicHandler(), Internal: s.Server.InternalHandler()}
+		internal := s.Server.InternalHandler()
+		ts = gateway.TokenService{Public: s.Server.PublicHandler(), Internal: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s.Checks.Add(1)
+			internal.ServeHTTP(w, r)
+		})}
 	}
 	s.Gateway, err = gateway.New(ctx, gateway.Options{Config: cfg, Module: wasmbuild.Module(t), TokenService: ts, Logger: logger})
 	if err != nil {
