@@ -7,7 +7,9 @@ import (
 	"time"
 )
 
-func keyN(i int) cacheKey { return makeCacheKey('b', "token-"+strconv.Itoa(i), "https://mcp.example.com") }
+func keyN(i int) cacheKey {
+	return makeCacheKey('b', "token-"+strconv.Itoa(i), "https://mcp.example.com")
+}
 
 // The cache holds at most max entries and maxBytes (approximately); making room sweeps the
 // expired entries first and only then evicts live ones; the byte count stays exact through
