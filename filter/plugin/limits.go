@@ -25,6 +25,8 @@ const (
 	// entryOverhead approximates what an entry costs beyond its strings: the key, the map
 	// slot, the bundle struct and the policy input.
 	entryOverhead = 256
+	// sessionBindingCost approximates a bundle's session binding (an HMAC-SHA256 state).
+	sessionBindingCost = 640
 )
 
 // negative is the cache's record of a refused bearer token: a bundle with no identity.
@@ -36,6 +38,9 @@ func negative(expires time.Time) *bundle {
 func bundleSize(b *bundle) int {
 	n := entryOverhead + len(b.assertion) + len(b.upstreamToken) + len(b.clientToken) +
 		len(b.input.User) + len(b.input.Email) + len(b.input.Name)
+	if b.session.mac != nil {
+		n += sessionBindingCost
+	}
 	for _, g := range b.input.Groups {
 		n += len(g) + 16
 	}
