@@ -96,6 +96,16 @@ func (r *replica) start(t *testing.T) {
 	}
 }
 
+// pid is the process ID, 0 when not running.
+func (r *replica) pid() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cmd == nil {
+		return 0
+	}
+	return r.cmd.Process.Pid
+}
+
 // kill ends the process with SIGKILL (no graceful shutdown) and waits for it.
 func (r *replica) kill() {
 	r.mu.Lock()

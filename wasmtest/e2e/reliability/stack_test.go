@@ -318,6 +318,7 @@ func (c *client) refreshStatus(rt string) (int, string, *tokenResponse) {
 type tokenResponse struct {
 	AccessToken  string `json:"access_token"`
 	RefreshToken string `json:"refresh_token"`
+	ExpiresIn    int64  `json:"expires_in"`
 }
 
 // toolCall is the JSON-RPC request the suite's users send.
