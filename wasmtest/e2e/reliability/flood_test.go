@@ -121,10 +121,11 @@ func TestFloods(t *testing.T) {
 			st := mcp(s.MCPURL, "the-same-garbage")
 			return st, st == http.StatusOK
 		}, func(t *testing.T, ft *tally, checks int64) {
-			// Remembered for 5 s per VM: a few calls per VM per 5 s (32 at once may miss
-			// together), not one per request.
-			if limit := int64(2 * 32 * (int(d/(5*time.Second)) + 2)); checks > limit || checks*10 > int64(ft.sent) {
-				t.Errorf("%d check calls for %d requests with one refused token (limit %d)", checks, ft.sent, limit)
+			// Remembered for 5 s per VM. Each time the memory lapses, the requests that
+			// arrive while the one check is in flight call too (calls are not coalesced), so
+			// the bound is a fraction of the requests, not one per 5 s.
+			if checks*10 > int64(ft.sent) {
+				t.Errorf("%d check calls for %d requests with one refused token: over 10%%", checks, ft.sent)
 			}
 		}},
 		{"client registrations", 16, func(i int) (int, bool) {
