@@ -48,7 +48,14 @@ type bundleCache struct {
 	max, maxBytes int
 	bytes         int
 	entries       map[cacheKey]*bundle
+	// lastSweep is when put last dropped every expired entry: it does so at least every
+	// sweepInterval, so that memory follows the live entries rather than filling up to the
+	// bounds with expired ones (refreshed tokens leave their old bundles behind).
+	lastSweep time.Time
 }
+
+// sweepInterval is how often put drops every expired entry even when the cache is not full.
+const sweepInterval = 10 * time.Second
 
 func newBundleCache(max int) *bundleCache {
 	return &bundleCache{max: max, maxBytes: maxCacheBytes, entries: make(map[cacheKey]*bundle, 64)}
@@ -85,12 +92,15 @@ func (c *bundleCache) put(k cacheKey, b *bundle, now time.Time) {
 		c.remove(k, old)
 	}
 	full := func() bool { return len(c.entries) >= c.max || c.bytes+b.size > c.maxBytes }
-	if full() {
+	if full() || now.Sub(c.lastSweep) >= sweepInterval {
+		c.lastSweep = now
 		for key, e := range c.entries {
 			if !now.Before(e.expires) {
 				c.remove(key, e)
 			}
 		}
+	}
+	if full() {
 		for key, e := range c.entries {
 			if !full() {
 				break

@@ -61,3 +61,19 @@ func TestBundleCache_BoundedByEntriesAndBytes(t *testing.T) {
 		t.Fatal("an entry over the byte bound was cached")
 	}
 }
+
+// Expired entries are dropped at least every sweepInterval even when the cache is far from
+// full, so memory follows the live entries (each refresh leaves an expired bundle behind).
+func TestBundleCache_SweepsExpiredEntriesPeriodically(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	c := newBundleCache(1000)
+	for i := range 100 {
+		c.put(keyN(i), &bundle{assertion: "x", expires: now.Add(time.Second)}, now)
+	}
+	later := now.Add(sweepInterval)
+	c.put(keyN(500), &bundle{assertion: "y", expires: later.Add(time.Minute)}, later)
+	if len(c.entries) != 1 || c.bytes != c.entries[keyN(500)].size {
+		t.Fatalf("%d entries (%d bytes) after the sweep, want only the live one", len(c.entries), c.bytes)
+	}
+}
