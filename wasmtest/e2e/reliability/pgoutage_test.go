@@ -94,9 +94,11 @@ func TestPostgresOutage(t *testing.T) {
 			for _, u := range users {
 				u.prime(t, s)
 			}
+			primed, ttl := time.Now(), s.Config.TokenService.CheckCacheTTL.D()
 			refresh := newTally("refresh during the outage (" + mode.name + ")")
 			uncached := newTally("uncached MCP requests during the outage (" + mode.name + ")")
 			cached := newTally("cached MCP requests during the outage (" + mode.name + ")")
+			expired := newTally("cached past check_cache_ttl during the outage (" + mode.name + ")")
 			mode.fault()
 			for range mode.rounds {
 				eachUser(users, func(u *user) {
@@ -114,11 +116,20 @@ func TestPostgresOutage(t *testing.T) {
 					if st != http.StatusServiceUnavailable {
 						t.Errorf("uncached MCP request during the outage: %d, want 503", st)
 					}
+					// A cached decision carries requests until check_cache_ttl, then 503.
 					start = time.Now()
 					st = mcp(s.MCPURL, u.cached)
-					cached.add(st, time.Since(start), false)
-					if st != http.StatusOK {
-						t.Errorf("cached MCP request during the outage: %d, want 200", st)
+					switch age := time.Since(primed); {
+					case age < ttl-time.Second:
+						cached.add(st, time.Since(start), false)
+						if st != http.StatusOK {
+							t.Errorf("cached MCP request during the outage: %d, want 200", st)
+						}
+					case age > ttl+time.Second:
+						expired.add(st, time.Since(start), st == http.StatusOK)
+						if st != http.StatusServiceUnavailable {
+							t.Errorf("MCP request past check_cache_ttl during the outage: %d, want 503", st)
+						}
 					}
 				})
 			}
@@ -141,7 +152,7 @@ func TestPostgresOutage(t *testing.T) {
 					}
 				}
 			}
-			report(t, refresh, uncached, cached, after)
+			report(t, refresh, uncached, cached, expired, after)
 			got := countRecords(t, direct)
 			t.Logf("RELIABILITY %s: after the restore: %s", t.Name(), got)
 			if got != before {
