@@ -106,9 +106,9 @@ func (m memSample) String() string {
 // garbage token instead. The token service is a real tokensvc process on PostgreSQL.
 // Every legitimate request must succeed, no garbage one may pass, and the memory of every
 // process must be flat: at the end within 25% of what it was a fifth of the way in (after
-// warm-up) — the token service's RSS, the gateway's live Go heap after a collection (the
-// gateway runs in this test process, beside the 2,000 simulated clients; its RSS is reported
-// too) and each filter VM's linear memory. It runs under make reliability only.
+// warm-up) — the token service's RSS and each filter VM's linear memory. The gateway runs in
+// this test process beside the 2,000 simulated clients, so the process's RSS and live heap
+// are reported but not judged. It runs under make reliability only.
 func TestSoak(t *testing.T) {
 	if !full() {
 		t.Skip("the soak runs under make reliability (GATEWAY_RELIABILITY=full)")
@@ -227,7 +227,9 @@ func TestSoak(t *testing.T) {
 	warm, end := samples[len(samples)/5], samples[len(samples)-1]
 	t.Logf("RELIABILITY %s: memory after warm-up: %s", t.Name(), warm)
 	t.Logf("RELIABILITY %s: memory at the end:    %s", t.Name(), end)
-	pairs := map[string][2]int64{"tokensvc RSS": {warm.tokensvc, end.tokensvc}, "gateway live heap": {int64(warm.heap), int64(end.heap)}}
+	// The gateway shares this process with the 2,000 simulated clients, whose connection
+	// pools and samples come and go: its heap is reported, not judged.
+	pairs := map[string][2]int64{"tokensvc RSS": {warm.tokensvc, end.tokensvc}}
 	for i := range warm.vms {
 		pairs["filter VM "+strconv.Itoa(i)+" linear memory"] = [2]int64{int64(warm.vms[i]), int64(end.vms[i])}
 	}
