@@ -55,6 +55,9 @@ type rstack struct {
 	// filter made to the in-process token service.
 	Upstream *atomic.Int64
 	Checks   atomic.Int64
+	// CheckMarker, when set, makes MarkedChecks count the check calls whose body contains it.
+	CheckMarker  atomic.Pointer[string]
+	MarkedChecks atomic.Int64
 	authL    net.Listener
 	mcpL     net.Listener
 }
@@ -167,6 +170,13 @@ routes:
 		internal := s.Server.InternalHandler()
 		ts = gateway.TokenService{Public: s.Server.PublicHandler(), Internal: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			s.Checks.Add(1)
+			if marker := s.CheckMarker.Load(); marker != nil {
+				body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+				if bytes.Contains(body, []byte(*marker)) {
+					s.MarkedChecks.Add(1)
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+			}
 			internal.ServeHTTP(w, r)
 		})}
 	}
