@@ -58,8 +58,8 @@ type rstack struct {
 	// CheckMarker, when set, makes MarkedChecks count the check calls whose body contains it.
 	CheckMarker  atomic.Pointer[string]
 	MarkedChecks atomic.Int64
-	authL    net.Listener
-	mcpL     net.Listener
+	authL        net.Listener
+	mcpL         net.Listener
 }
 
 // stackOptions configure startStack.
