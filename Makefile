@@ -6,7 +6,7 @@ WASM := $(OUT)/filter.wasm
 CONFIG ?= examples/gateway.yaml
 FUZZTIME ?= 5s
 
-.PHONY: all build wasm run test test-unit test-wasm test-python fuzz bench e2e-deps sdk-deps lint clean reliability
+.PHONY: all build wasm run test test-unit test-wasm test-python fuzz bench e2e-deps sdk-deps lint clean oci reliability
 
 all: build
 
@@ -22,7 +22,7 @@ build: wasm
 	$(GO) build -o $(OUT)/ ./tokensvc/cmd/... ./wasmtest/cmd/... ./examples/...
 
 ## run: the quick start (local gateway + demo MCP server + OpenID provider on loopback)
-run: wasm
+run:
 	bash build/run-quickstart.sh $(CONFIG)
 
 ## test: every test (what .ci/run calls)
@@ -41,9 +41,11 @@ test-python: sdk-deps
 sdk-deps:
 	@PYTHON=$(PYTHON) bash sdk/python/install-deps.sh
 
-## e2e-deps: Node packages and Node 22 used by the end-to-end tests (installed from npm)
+## e2e-deps: Node packages and Node 22 used by the end-to-end tests (installed from npm), and
+## Debian's chromium for the demo app's browser test (apt-get, only when missing)
 e2e-deps:
 	@if [ -f wasmtest/e2e/node/package.json ]; then bash wasmtest/e2e/node/install.sh; fi
+	@bash build/install-chromium.sh >/dev/null
 
 ## fuzz: a short run of every fuzz target (seed corpora live in testdata/fuzz)
 fuzz:
@@ -74,6 +76,15 @@ lint: $(STATICCHECK)
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./filter/... ./shared/...
 	$(STATICCHECK) ./...
 	GOOS=wasip1 GOARCH=wasm $(STATICCHECK) ./filter/... ./shared/...
+
+## oci: OCI image layouts in build/out/oci, without a container engine (build/cmd/oci): the module as a
+## Wasm OCI artifact and as a Docker-compatible image with plugin.wasm, and the token service image
+## (static, user 65532, CA bundle, no shell). Push with `crane push` (docs/istio.md).
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+OCI_ARCH ?= $(shell $(GO) env GOARCH)
+oci: wasm
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(OCI_ARCH) $(GO) build -trimpath -ldflags='-s -w' -o $(OUT)/linux_$(OCI_ARCH)/tokensvc ./tokensvc/cmd/tokensvc
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run ./build/cmd/oci -wasm $(WASM) -tokensvc $(OUT)/linux_$(OCI_ARCH)/tokensvc -arch $(OCI_ARCH) -out $(OUT)/oci
 
 clean:
 	rm -rf $(OUT)

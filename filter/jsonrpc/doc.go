@@ -1,6 +1,8 @@
 // Package jsonrpc extracts what the gateway's policy needs from the body of an MCP POST
 // request: for each JSON-RPC message its kind, method and raw id, and for tools/call the
-// tool name and raw arguments. It also builds the JSON-RPC error bodies the filter answers
+// tool name and raw arguments, and the name or URI and _meta that MCP 2026-07-28 mirrors into
+// request headers. It checks those headers (MCP-Protocol-Version, Mcp-Method, Mcp-Name)
+// against the body ([CheckHeaders]) and builds the JSON-RPC error bodies the filter answers
 // with. It allocates little and never panics on input.
 //
 // It reads a body in two passes, written for the wasm filter, where every pass over the bytes

@@ -57,6 +57,15 @@ type Message struct {
 	// it is absent or null, or the method is not tools/call. It is exactly one valid JSON
 	// object (Parse validated the whole body), as written in the body.
 	Arguments string
+	// Name is the value the Mcp-Name request header mirrors: the decoded params.name of a
+	// tools/call or prompts/get message, or params.uri of a resources/read message; ""
+	// otherwise, or when that member is not a string.
+	Name string
+	// Meta is the raw JSON object params._meta (where MCP 2026-07-28 carries the protocol
+	// version and the client's name); "" when it is absent or not an object.
+	Meta string
+	// Params is the raw params value as written in the body; "" when absent.
+	Params string
 }
 
 // Batch is the parsed body of a request.
@@ -173,14 +182,23 @@ const (
 
 var messageFields = [numMessageFields]string{"jsonrpc", "method", "params", "id", "result", "error"}
 
-// Members of tools/call params, indexes into toolFields.
+// Members of params that the gateway reads, indexes into toolFields: the tool (or prompt)
+// name and arguments, the resource URI, and _meta.
 const (
 	fName = iota
 	fArguments
+	fURI
+	fMeta
 	numToolFields
 )
 
-var toolFields = [numToolFields]string{"name", "arguments"}
+var toolFields = [numToolFields]string{"name", "arguments", "uri", "_meta"}
+
+// Methods whose params member the Mcp-Name header mirrors.
+const (
+	MethodResourcesRead = "resources/read"
+	MethodPromptsGet    = "prompts/get"
+)
 
 // readMembers reads the members of the object that starts s (valid JSON, which may go on
 // after the object) and stores in out the raw values of those named in names. It returns the
@@ -312,7 +330,29 @@ func parseMessage(s string, index int) (Message, int, error) {
 	if params != "" && !isNull(params) && !isObject(params) && !isArray(params) {
 		return invalid(m.ID, "params is not an object or array")
 	}
+	m.Params = params
 	if m.Method != MethodToolsCall {
+		if !isObject(params) {
+			return m, n, nil
+		}
+		// readMembers has read the members of params already.
+		if inParams.reason != "" {
+			return invalid(m.ID, inParams.reason)
+		}
+		p := &inParams.out
+		if isObject(p[fMeta]) {
+			m.Meta = p[fMeta]
+		}
+		switch m.Method {
+		case MethodResourcesRead:
+			if isString(p[fURI]) {
+				m.Name = decodeString(p[fURI])
+			}
+		case MethodPromptsGet:
+			if isString(p[fName]) {
+				m.Name = decodeString(p[fName])
+			}
+		}
 		return m, n, nil
 	}
 	if !isObject(params) {
@@ -323,6 +363,9 @@ func parseMessage(s string, index int) (Message, int, error) {
 		return invalid(m.ID, inParams.reason)
 	}
 	p := &inParams.out
+	if isObject(p[fMeta]) {
+		m.Meta = p[fMeta]
+	}
 	if name := p[fName]; isString(name) {
 		m.Tool = decodeString(name)
 	}
@@ -332,6 +375,7 @@ func parseMessage(s string, index int) (Message, int, error) {
 	if !cleanText(m.Tool) {
 		return invalid(m.ID, "tools/call params.name is not clean text")
 	}
+	m.Name = m.Tool
 	switch args := p[fArguments]; {
 	case isObject(args):
 		m.Arguments = args

@@ -20,19 +20,19 @@ func TestParse_Accepts(t *testing.T) {
 		want  []Message
 	}{
 		{"tools/call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"q":"x"}}}`, false,
-			[]Message{{Kind: KindRequest, Method: "tools/call", ID: "1", Tool: "search", Arguments: `{"q":"x"}`}}},
+			[]Message{{Kind: KindRequest, Method: "tools/call", ID: "1", Tool: "search", Name: "search", Arguments: `{"q":"x"}`}}},
 		{"tools/call without arguments", `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"ping"}}`, false,
-			[]Message{{Kind: KindRequest, Method: "tools/call", ID: `"a"`, Tool: "ping"}}},
+			[]Message{{Kind: KindRequest, Method: "tools/call", ID: `"a"`, Tool: "ping", Name: "ping"}}},
 		{"tools/call with null arguments and _meta", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"progressToken":1},"name":"ping","arguments":null}}`, false,
-			[]Message{{Kind: KindRequest, Method: "tools/call", ID: "2", Tool: "ping"}}},
+			[]Message{{Kind: KindRequest, Method: "tools/call", ID: "2", Tool: "ping", Name: "ping", Meta: `{"progressToken":1}`}}},
 		{"escaped method and tool decode like the upstream", `{"jsonrpc":"2.0","id":3,"method":"tools\u002fcall","params":{"name":"del\u0065te_repo","arguments":{}}}`, false,
-			[]Message{{Kind: KindRequest, Method: "tools/call", ID: "3", Tool: "delete_repo", Arguments: `{}`}}},
+			[]Message{{Kind: KindRequest, Method: "tools/call", ID: "3", Tool: "delete_repo", Name: "delete_repo", Arguments: `{}`}}},
 		{"escaped member names decode like the upstream", `{"jsonrpc":"2.0","id":3,"m\u0065thod":"tools\/call","par\u0061ms":{"n\u0061me":"x"}}`, false,
-			[]Message{{Kind: KindRequest, Method: "tools/call", ID: "3", Tool: "x"}}},
+			[]Message{{Kind: KindRequest, Method: "tools/call", ID: "3", Tool: "x", Name: "x"}}},
 		{"surrogate pair in the tool name", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"\ud83d\ude00"}}`, false,
-			[]Message{{Kind: KindRequest, Method: "tools/call", ID: "3", Tool: "\U0001F600"}}},
+			[]Message{{Kind: KindRequest, Method: "tools/call", ID: "3", Tool: "\U0001F600", Name: "\U0001F600"}}},
 		{"unusual whitespace", " \r\n\t{ \"jsonrpc\" :\t\"2.0\" ,\r\n\"id\" : 7 , \"method\":\"tools/call\",\"params\":{ \"name\" : \"s\" , \"arguments\" : { } } }\n", false,
-			[]Message{{Kind: KindRequest, Method: "tools/call", ID: "7", Tool: "s", Arguments: `{ }`}}},
+			[]Message{{Kind: KindRequest, Method: "tools/call", ID: "7", Tool: "s", Name: "s", Arguments: `{ }`}}},
 		{"string id is echoed raw", `{"jsonrpc":"2.0","id":"a\"b\u0041","method":"tools/list"}`, false,
 			[]Message{{Kind: KindRequest, Method: "tools/list", ID: `"a\"b\u0041"`}}},
 		{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, false,
@@ -45,8 +45,12 @@ func TestParse_Accepts(t *testing.T) {
 			[]Message{{Kind: KindRequest, Method: "initialize", ID: "0"}}},
 		{"array params on another method", `{"jsonrpc":"2.0","id":0,"method":"x","params":[1,2]}`, false,
 			[]Message{{Kind: KindRequest, Method: "x", ID: "0"}}},
-		{"name in another method's params is not a tool", `{"jsonrpc":"2.0","id":0,"method":"prompts/get","params":{"name":"p","name":"q"}}`, false,
-			[]Message{{Kind: KindRequest, Method: "prompts/get", ID: "0"}}},
+		{"name in another method's params is not a tool", `{"jsonrpc":"2.0","id":0,"method":"prompts/get","params":{"name":"p"}}`, false,
+			[]Message{{Kind: KindRequest, Method: "prompts/get", ID: "0", Name: "p"}}},
+		{"resources/read names its uri", `{"jsonrpc":"2.0","id":0,"method":"resources/read","params":{"uri":"file:///a\u0062","_meta":{"k":1}}}`, false,
+			[]Message{{Kind: KindRequest, Method: "resources/read", ID: "0", Name: "file:///ab", Meta: `{"k":1}`}}},
+		{"2026-07-28 _meta is kept raw", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, false,
+			[]Message{{Kind: KindRequest, Method: "tools/list", ID: "1", Meta: `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`}}},
 		{"response", `{"jsonrpc":"2.0","id":9,"result":{}}`, false,
 			[]Message{{Kind: KindResponse, ID: "9"}}},
 		{"error response", `{"jsonrpc":"2.0","id":"x","error":{"code":1,"message":"m"}}`, false,
@@ -55,7 +59,7 @@ func TestParse_Accepts(t *testing.T) {
 			[]Message{{Kind: KindRequest, Method: "ping", ID: "1"}}},
 		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"result":1}]`, true,
 			[]Message{
-				{Kind: KindRequest, Method: "tools/call", ID: "1", Tool: "a"},
+				{Kind: KindRequest, Method: "tools/call", ID: "1", Tool: "a", Name: "a"},
 				{Kind: KindNotification, Method: "n"},
 				{Kind: KindResponse, ID: "2"},
 			}},
@@ -74,6 +78,11 @@ func TestParse_Accepts(t *testing.T) {
 				t.Fatalf("got %+v", b)
 			}
 			for i := range b.Messages {
+				// Params is the raw params text, checked against gjson's reading.
+				if got, want := b.Messages[i].Params, gjson.Get(tt.body, paramsPath(tt.array, i)).Raw; got != want {
+					t.Errorf("message %d params %q, want %q", i, got, want)
+				}
+				b.Messages[i].Params = ""
 				if b.Messages[i] != tt.want[i] {
 					t.Errorf("message %d = %+v, want %+v", i, b.Messages[i], tt.want[i])
 				}
@@ -88,6 +97,14 @@ func TestParse_Accepts(t *testing.T) {
 			checkLikeUpstream(t, []byte(tt.body), b)
 		})
 	}
+}
+
+// paramsPath is the gjson path of the params of message i.
+func paramsPath(array bool, i int) string {
+	if array {
+		return strconv.Itoa(i) + ".params"
+	}
+	return "params"
 }
 
 func TestParse_Refuses(t *testing.T) {
@@ -144,6 +161,10 @@ func TestParse_Refuses(t *testing.T) {
 		{"duplicate result", `{"jsonrpc":"2.0","id":1,"result":1,"result":2}`, ErrInvalidRequest, "duplicate member result", ""},
 		{"duplicate name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ok","name":"evil"}}`, ErrInvalidRequest, "duplicate member params.name", "1"},
 		{"duplicate arguments", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ok","arguments":{},"arguments":{"a":1}}}`, ErrInvalidRequest, "duplicate member params.arguments", "1"},
+		{"duplicate prompt name", `{"jsonrpc":"2.0","id":0,"method":"prompts/get","params":{"name":"p","name":"q"}}`, ErrInvalidRequest, "duplicate member params.name", "0"},
+		{"duplicate resource uri", `{"jsonrpc":"2.0","id":0,"method":"resources/read","params":{"uri":"a","uri":"b"}}`, ErrInvalidRequest, "duplicate member params.uri", "0"},
+		{"duplicate _meta", `{"jsonrpc":"2.0","id":0,"method":"tools/list","params":{"_meta":{},"_meta":{"x":1}}}`, ErrInvalidRequest, "duplicate member params._meta", "0"},
+		{"upper-case _meta", `{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"a","_META":{}}}`, ErrInvalidRequest, "differs from params._meta only by case", "0"},
 		{"duplicate in a batch element", `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/list","method":"tools/call","params":{"name":"x"}}]`, ErrInvalidRequest, "message 1: duplicate member method", ""},
 		// Case variants: Go's encoding/json would match them to the struct field.
 		{"upper-case method", `{"jsonrpc":"2.0","id":1,"method":"tools/list","METHOD":"tools/call","params":{"name":"x"}}`, ErrInvalidRequest, "differs from method only by case", ""},

@@ -151,7 +151,30 @@ func refParseMessage(v gjson.Result, index int) (Message, error) {
 	if params.Exists() && params.Type != gjson.Null && !refIsObject(params) && !refIsArray(params) {
 		return Message{}, invalid(m.ID, "params is not an object or array")
 	}
+	if params.Exists() {
+		m.Params = params.Raw
+	}
 	if m.Method != MethodToolsCall {
+		if !refIsObject(params) {
+			return m, nil
+		}
+		var p [numToolFields]gjson.Result
+		if reason := refReadMembers(params, toolFields[:], p[:], "params."); reason != "" {
+			return Message{}, invalid(m.ID, reason)
+		}
+		if refIsObject(p[fMeta]) {
+			m.Meta = p[fMeta].Raw
+		}
+		switch m.Method {
+		case MethodResourcesRead:
+			if p[fURI].Type == gjson.String {
+				m.Name = p[fURI].Str
+			}
+		case MethodPromptsGet:
+			if p[fName].Type == gjson.String {
+				m.Name = p[fName].Str
+			}
+		}
 		return m, nil
 	}
 	if !refIsObject(params) {
@@ -161,6 +184,9 @@ func refParseMessage(v gjson.Result, index int) (Message, error) {
 	if reason := refReadMembers(params, toolFields[:], p[:], "params."); reason != "" {
 		return Message{}, invalid(m.ID, reason)
 	}
+	if refIsObject(p[fMeta]) {
+		m.Meta = p[fMeta].Raw
+	}
 	name := p[fName]
 	if name.Type != gjson.String || name.Str == "" {
 		return Message{}, invalid(m.ID, "tools/call params.name is not a non-empty string")
@@ -169,6 +195,7 @@ func refParseMessage(v gjson.Result, index int) (Message, error) {
 		return Message{}, invalid(m.ID, "tools/call params.name is not clean text")
 	}
 	m.Tool = name.Str
+	m.Name = name.Str
 	switch args := p[fArguments]; {
 	case refIsObject(args):
 		m.Arguments = args.Raw

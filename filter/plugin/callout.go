@@ -87,7 +87,7 @@ func (s *stream) onCheckResponse(key cacheKey, resp CallResponse) {
 		}
 	case checkapi.StatusUpstreamRequired:
 		s.refuse(metricDenied, policy.ReasonUpstreamAuthorizationRequired)
-		s.replyUpstreamRequired(res.Get(checkapi.FieldConnectURL).String())
+		s.replyUpstreamRequired()
 	}
 }
 
@@ -113,6 +113,7 @@ func (f *Filter) bundleFrom(res gjson.Result, now time.Time) (*bundle, error) {
 			User:          sub,
 			Email:         id.Get(checkapi.FieldEmail).String(),
 			Name:          id.Get(checkapi.FieldName).String(),
+			ClientID:      id.Get(checkapi.FieldClientID).String(),
 		},
 		assertion:     res.Get(checkapi.FieldAssertion).String(),
 		upstreamToken: res.Get(checkapi.FieldUpstreamToken).String(),

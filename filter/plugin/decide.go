@@ -14,6 +14,9 @@ import (
 // identity, logs one authorization record per message (when the proxy logs info), and
 // answers 403 unless all are allowed (a batch is allowed only if every element is).
 func (s *stream) decide() bool {
+	if s.route.Kind == pluginconf.KindServer && len(s.messages) > 0 && !s.checkMCPHeaders() {
+		return false
+	}
 	in := s.bundle.input
 	// Records are logged at info. Building one is a good part of a decision's cost in the
 	// wasm build, so it is skipped when the proxy would drop it (Istio's default level is
@@ -29,15 +32,32 @@ func (s *stream) decide() bool {
 		pub = s.check(&in, pubMethod, "", "", logRecords)
 	}
 	allowed := true
+	// decisions holds each message's decision once one is denied (denials.go answers each).
+	var decisions []policy.Decision
 	for i := range s.messages {
 		m := &s.messages[i]
 		tool, args := "", ""
 		if m.Method == policy.MethodToolsCall {
 			tool, args = m.Tool, m.Arguments
 		}
+		if logRecords {
+			s.client = jsonrpc.ReadClient(m)
+			if s.client.ProtocolVersion == "" {
+				s.client.ProtocolVersion = s.mcpVersion
+			}
+		}
 		d := s.check(&in, m.Method, tool, args, logRecords)
 		if allowed {
 			pub, pubMethod, pubTool = d, m.Method, tool
+		}
+		if !d.Allow && decisions == nil {
+			decisions = make([]policy.Decision, len(s.messages))
+			for j := range i {
+				decisions[j].Allow = true
+			}
+		}
+		if decisions != nil {
+			decisions[i] = d
 		}
 		allowed = allowed && d.Allow
 	}
@@ -46,11 +66,12 @@ func (s *stream) decide() bool {
 	if !allowed {
 		s.f.metrics.inc(metricDenied)
 		s.f.metrics.incRoute(s.route, false)
-		s.replyDenied()
+		s.replyDenied(decisions)
 		return false
 	}
 	s.f.metrics.inc(metricAllowed)
 	s.f.metrics.incRoute(s.route, true)
+	s.watchToolLists()
 	return true
 }
 
@@ -62,9 +83,10 @@ func (s *stream) rewriteHeaders(b *bundle) bool {
 	switch s.route.Kind {
 	case pluginconf.KindServer:
 		s.stripSessionCookie()
+		s.stripAcceptEncoding()
 		if s.route.UpstreamOAuth2 {
 			if b.upstreamToken == "" {
-				s.replyUpstreamRequired("")
+				s.replyUpstreamRequired()
 				return false
 			}
 			s.h.SetRequestHeader("authorization", "Bearer "+b.upstreamToken)
@@ -98,8 +120,10 @@ func (s *stream) rewriteHeaders(b *bundle) bool {
 func (s *stream) check(in *policy.Input, method, tool, args string, logRecord bool) policy.Decision {
 	in.MCPMethod, in.MCPTool = method, tool
 	d := s.route.policy.Evaluate(in)
+	shadow := s.evaluateShadow(in, d)
+	d = s.applyPins(d, method, tool)
 	if logRecord {
-		s.logRecord(in, d, tool, args)
+		s.logRecord(in, d, shadow, tool, args)
 	}
 	if !d.Allow {
 		for r := range d.AllowWhyFalse.All() {
@@ -111,63 +135,27 @@ func (s *stream) check(in *policy.Input, method, tool, args string, logRecord bo
 }
 
 // logRecord logs the authorization record of one decision at info level.
-func (s *stream) logRecord(in *policy.Input, d policy.Decision, tool, args string) {
+func (s *stream) logRecord(in *policy.Input, d policy.Decision, shadow *policy.Decision, tool, args string) {
 	rec := authlog.Record{
 		Time:              s.h.Now(),
 		RequestID:         s.requestID(),
 		User:              in.User,
 		Email:             in.Email,
+		ClientID:          in.ClientID,
 		Decision:          d,
 		MCPMethod:         in.MCPMethod,
 		MCPTool:           tool,
 		MCPToolParameters: args,
 		// jsonrpc.Parse validated the whole body, and args is one object member of it.
 		MCPToolParametersValidated: true,
+		MCPProtocolVersion:         s.client.ProtocolVersion,
+		MCPClientName:              s.client.Name,
+		MCPClientVersion:           s.client.Version,
+		Shadow:                     shadow,
 	}
 	f := s.f
 	f.logBuf = f.logWriter.Append(f.logBuf[:0], &rec)
 	f.host.Log(LogInfo, string(f.logBuf))
-}
-
-// replyDenied answers a request refused by policy: a JSON-RPC error that echoes the id of
-// each request message (an array for a batch) and carries the request ID.
-func (s *stream) replyDenied() {
-	rid := s.requestID()
-	if s.route.Kind != pluginconf.KindServer || len(s.messages) == 0 {
-		if s.route.Kind == pluginconf.KindServer {
-			s.replyJSONRPCError(403, jsonrpc.DeniedBody("", "", rid))
-			return
-		}
-		s.replyError(403, "forbidden", "access denied by gateway policy (request id "+rid+")")
-		return
-	}
-	var body []byte
-	if s.batch {
-		body = append(body, '[')
-	}
-	n := 0
-	for i := range s.messages {
-		m := &s.messages[i]
-		if m.Kind != jsonrpc.KindRequest && (s.batch || m.Kind == jsonrpc.KindResponse) {
-			continue
-		}
-		if n > 0 {
-			body = append(body, ',')
-		}
-		msg := jsonrpc.MessageDenied
-		if m.Method == policy.MethodToolsCall {
-			msg = "Forbidden: the gateway policy does not allow the tool " + quote(m.Tool)
-		}
-		body = jsonrpc.AppendErrorResponse(body, m.ID, jsonrpc.CodeDenied, msg, rid)
-		n++
-	}
-	if s.batch {
-		body = append(body, ']')
-	}
-	if n == 0 {
-		body = jsonrpc.DeniedBody("", "", rid)
-	}
-	s.replyJSONRPCError(403, body)
 }
 
 // quote returns strconv.Quote(s). Tool names are nearly always printable ASCII without quotes

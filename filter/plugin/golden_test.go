@@ -29,8 +29,8 @@ func TestGolden_JSONRPCErrorReplies(t *testing.T) {
 		status int
 		req    plugintest.Request
 	}{
-		{"denied-tool", 403, plugintest.DeniedToolCall()},
-		{"denied-batch", 403, post("mcp.example.com", `[`+call("1", "echo")+`,{"jsonrpc":"2.0","method":"notifications/x"},`+call(`"b"`, `sh\"ut<down>`)+`]`, alice)},
+		{"denied-tool", 200, plugintest.DeniedToolCall()},
+		{"denied-batch", 200, post("mcp.example.com", `[`+call("1", "echo")+`,{"jsonrpc":"2.0","method":"notifications/x"},`+call(`"b"`, `sh\"ut<down>`)+`]`, alice)},
 		{"denied-other-domain", 403, post("mcp.example.com", list, [2]string{"authorization", "Bearer " + plugintest.TokenBob})},
 		{"denied-without-messages", 403, plugintest.Request{Method: "GET", Authority: "mcp.example.com", Path: "/mcp",
 			Headers: [][2]string{{"authorization", "Bearer " + plugintest.TokenBob}, {"accept", "text/event-stream"}}}},

@@ -51,6 +51,13 @@ type RootHost interface {
 	DefineCounter(name string) (uint32, error)
 	// IncrementCounter adds delta to counter id.
 	IncrementCounter(id uint32, delta int64)
+	// SharedData reads the value stored under key in the proxy's shared data, shared by
+	// every VM of the plugin (every worker thread), with its CAS token; ok is false when
+	// there is none or the proxy cannot say.
+	SharedData(key string) (value []byte, cas uint32, ok bool)
+	// SetSharedData stores value under key if cas is 0 or the current token, and reports
+	// whether it was stored.
+	SetSharedData(key string, value []byte, cas uint32) bool
 }
 
 // StreamHost is the proxy as seen from one HTTP stream. Every method acts on the stream it
@@ -107,6 +114,9 @@ type Stream interface {
 	OnRequestTrailers(numTrailers int) Action
 	OnResponseHeaders(numHeaders int, endOfStream bool) Action
 	OnResponseBody(bodySize int, endOfStream bool) Action
+	// OnResponseTrailers is called when trailers end the response (no body callback carried
+	// the end of stream). A response body the plugin holds must not go on unread.
+	OnResponseTrailers(numTrailers int) Action
 	// OnDone is called once when the stream ends, however it ends.
 	OnDone()
 }

@@ -122,7 +122,7 @@ func (s *stream) bindEndpointEvent(bodySize int, endOfStream bool) Action {
 func eventEnd(b []byte) int {
 	fields := false
 	for pos := 0; pos < len(b); {
-		t := bytes.IndexAny(b[pos:], "\r\n")
+		t := lineEnd(b[pos:])
 		if t < 0 {
 			return -1
 		}

@@ -22,6 +22,11 @@ const (
 	metricCacheHit
 	metricCacheMiss
 	metricCheckShed
+	metricToolsListFiltered
+	metricToolsListRefused
+	metricShadowWouldDeny
+	metricShadowWouldAllow
+	metricToolDefinitionChanged
 	numMetrics
 )
 
@@ -34,6 +39,14 @@ var metricNames = [numMetrics]string{
 	metricCacheHit:        "mcp_gateway_cache_hit",
 	metricCacheMiss:       "mcp_gateway_cache_miss",
 	metricCheckShed:       "mcp_gateway_check_shed",
+	// toollist.go
+	metricToolsListFiltered: "mcp_gateway_tools_list_filtered",
+	metricToolsListRefused:  "mcp_gateway_tools_list_refused",
+	// shadow.go
+	metricShadowWouldDeny:  "mcp_gateway_shadow_would_deny",
+	metricShadowWouldAllow: "mcp_gateway_shadow_would_allow",
+	// pins.go
+	metricToolDefinitionChanged: "mcp_gateway_tool_definition_changed",
 }
 
 // metricReasonPrefix starts the name of the counter of each deny reason
@@ -95,6 +108,7 @@ type routeStats struct {
 	allowed, denied       uint32
 	hasAllowed, hasDenied bool
 	reasons               map[policy.Reason]uint32
+	named                 map[string]uint32 // other counters of the route, by suffix
 }
 
 // routeStatPrefix returns the counter name prefix of route r.

@@ -60,7 +60,7 @@ func (s *stream) refuse(k metric, reason policy.Reason) {
 	d := policy.Decision{AllowWhyFalse: policy.Reasons(0).Add(reason)}
 	s.publish(&in, d, in.MCPMethod, "")
 	if s.h.LogLevel() <= LogInfo {
-		s.logRecord(&in, d, "", "")
+		s.logRecord(&in, d, nil, "", "")
 	}
 }
 

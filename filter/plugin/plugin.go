@@ -58,11 +58,17 @@ func (f *Filter) Configure(config []byte) error {
 				return errors.New("plugin configuration: routes[" + strconv.Itoa(i) + "].policy: " + err.Error())
 			}
 		}
+		if r.PolicyShadow != nil {
+			if r.shadow, err = policy.ParseKey("policy_shadow", r.PolicyShadow); err != nil {
+				return errors.New("plugin configuration: routes[" + strconv.Itoa(i) + "]." + err.Error())
+			}
+		}
 		r.origin = r.Scheme + "://" + r.Host
 		r.resourceMetadata = r.origin + paths.ProtectedResourceMetadata
 		if r.PathPrefix != "/" {
 			r.resourceMetadata += r.PathPrefix
 		}
+		r.challenge = challengeParams(r.resourceMetadata)
 		r.stats.prefix = routeStatPrefix(&r.Route)
 		routes = append(routes, r)
 	}

@@ -50,9 +50,9 @@ func (s *stream) replyTooLarge() {
 // replyUnauthorized answers 401 with the RFC 9728 resource metadata URL that MCP clients
 // start their OAuth flow from; errCode is "" when no credential was presented.
 func (s *stream) replyUnauthorized(errCode, description string) {
-	v := `Bearer resource_metadata="` + s.route.resourceMetadata + `"`
+	v := `Bearer ` + s.route.challenge
 	if errCode != "" {
-		v = `Bearer error="` + errCode + `", error_description="` + description + `", resource_metadata="` + s.route.resourceMetadata + `"`
+		v = `Bearer error="` + errCode + `", error_description="` + description + `", ` + s.route.challenge
 	} else {
 		errCode, description = "unauthorized", "an access token is required"
 	}
@@ -65,16 +65,12 @@ func (s *stream) replyUnauthorized(errCode, description string) {
 	s.reply(401, []Header{{"www-authenticate", v}, {"content-type", "application/json"}}, body)
 }
 
-// replyUpstreamRequired answers a request on an upstream_oauth2 route whose user has not
-// connected the upstream account yet.
-func (s *stream) replyUpstreamRequired(connectURL string) {
-	body := []byte(`{"error":"upstream_authorization_required","error_description":"connect your upstream account first"`)
-	if connectURL != "" {
-		body = append(body, `,"connect_url":`...)
-		body = gjson.AppendJSONString(body, connectURL)
-	}
-	body = append(body, '}')
-	s.reply(403, []Header{{"content-type", "application/json"}}, body)
+// replyUpstreamRequired answers a request on an upstream_oauth2 route whose user has no
+// usable Internal Token (never connected, disconnected, or refused by the provider): 401
+// invalid_token with the route's resource metadata, so the MCP client signs in again and
+// the authorization flow runs the upstream connect (docs/pattern-2-upstream-oauth.md).
+func (s *stream) replyUpstreamRequired() {
+	s.replyUnauthorized("invalid_token", "the upstream service must be connected again; sign in again")
 }
 
 // replySignIn sends a browser to sign in and back; other clients get 401.

@@ -9,8 +9,14 @@ import (
 type route struct {
 	pluginconf.Route
 	policy *policy.Policy
+	// shadow is the parsed policy_shadow, nil when the route has none (shadow.go).
+	shadow *policy.Policy
+	// changed are the pinned tools whose changed definition this VM saw listed (pins.go).
+	changed map[string]bool
 	// resourceMetadata is the RFC 9728 URL advertised in WWW-Authenticate.
 	resourceMetadata string
+	// challenge is challengeParams(resourceMetadata), the auth-params of its 401 challenges.
+	challenge string
 	// origin is scheme://host.
 	origin string
 	// stats are the route's own counters (metrics.go).

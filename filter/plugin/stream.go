@@ -62,6 +62,14 @@ type stream struct {
 	sseFirstEvent bool
 	bodySize      int      // the request body buffered so far
 	hdrs          []Header // the request headers as they arrived
+	// mcpVersion is the MCP protocol revision of the request (its MCP-Protocol-Version, or
+	// its _meta's), once the request metadata headers are checked (mcpheaders.go).
+	mcpVersion string
+	// client is what the message being recorded says of its client and revision.
+	client jsonrpc.Client
+	// tl is set when the body holds tools/list requests whose responses are filtered
+	// (toollist.go).
+	tl *toolListWatch
 }
 
 func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
@@ -259,6 +267,11 @@ func (s *stream) OnResponseHeaders(_ int, endOfStream bool) Action {
 	}
 	if !s.replied {
 		s.sanitizeUpstreamResponse(endOfStream)
+		if s.tl != nil {
+			s.toolListHeaders(endOfStream)
+		} else if s.sseFirstEvent {
+			s.watchEventStreamLists()
+		}
 	}
 	if s.route.Kind == pluginconf.KindServer && s.origin != "" {
 		for _, h := range corsResponseHeaders(s.origin) {
@@ -310,12 +323,15 @@ func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
 		}
 		s.h.RemoveResponseHeader("www-authenticate")
 		if status == "401" {
-			s.h.SetResponseHeader("www-authenticate", `Bearer error="invalid_token", resource_metadata="`+s.route.resourceMetadata+`"`)
+			s.h.SetResponseHeader("www-authenticate", `Bearer error="invalid_token", `+s.route.challenge)
 		}
 	}
 }
 
 func (s *stream) OnResponseBody(bodySize int, endOfStream bool) Action {
+	if s.tl != nil && s.tl.mode != tlNone && !s.replied {
+		return s.toolListBody(bodySize, endOfStream)
+	}
 	if !s.sseFirstEvent {
 		return Continue
 	}

@@ -26,7 +26,7 @@ func TestParseFields(t *testing.T) {
 	for _, f := range SelectableFields() {
 		all = append(all, string(f))
 	}
-	want := []string{"request-id", "user", "email", "allow", "allow-why-true", "allow-why-false", "deny", "deny-why-false", "mcp-method", "mcp-tool", "mcp-tool-parameters"}
+	want := []string{"request-id", "user", "email", "allow", "allow-why-true", "allow-why-false", "deny", "deny-why-false", "mcp-method", "mcp-tool", "mcp-tool-parameters", "client-id", "mcp-protocol-version", "mcp-client-name", "mcp-client-version"}
 	if !slices.Equal(all, want) {
 		t.Fatalf("SelectableFields = %q", all)
 	}
@@ -112,7 +112,7 @@ func TestAppendJSON_BlockedToolRecord(t *testing.T) {
 	want := `{"level":"info","service":"authorize","time":"2025-06-18T09:30:01.123456789Z","message":"authorize check",` +
 		`"request-id":"0d5f6c1e-9a1b-4b8e-a0c0-5a1e2f3b4c5d","user":"u-1","email":"alice@example.com",` +
 		`"allow":false,"allow-why-true":["domain-ok"],"allow-why-false":["mcp-tool-unauthorized"],"deny":true,"deny-why-false":[],` +
-		`"mcp-method":"tools/call","mcp-tool":"delete_repo","mcp-tool-parameters":{"repo":"octo/hello","force":true}}`
+		`"mcp-method":"tools/call","mcp-tool":"delete_repo","mcp-tool-parameters":{"repo":"octo/hello","force":true},"client-id":"","mcp-protocol-version":"","mcp-client-name":"","mcp-client-version":""}`
 	if string(line) != want {
 		t.Fatalf("got\n%s\nwant\n%s", line, want)
 	}
@@ -299,7 +299,7 @@ func FuzzAppendJSON(f *testing.F) {
 		r := &Record{User: user, MCPTool: tool, MCPToolParameters: params}
 		line := AppendJSON(nil, r, SelectableFields())
 		m := decode(t, line)
-		if m["user"] != viaEncodingJSON(user) || len(m) != 15 {
+		if m["user"] != viaEncodingJSON(user) || len(m) != 4+len(SelectableFields()) {
 			t.Fatalf("user %q became %q", user, m["user"])
 		}
 		if p := m["mcp-tool-parameters"]; p != nil {
@@ -320,7 +320,7 @@ func FuzzAppendJSON(f *testing.F) {
 			t.Fatalf("parameters %q broke the line: %q", params, trusted)
 		}
 		var tm map[string]any
-		if json.Unmarshal(trusted, &tm) == nil && (len(tm) != 15 || tm["allow"] != false || tm["user"] != m["user"]) {
+		if json.Unmarshal(trusted, &tm) == nil && (len(tm) != 4+len(SelectableFields()) || tm["allow"] != false || tm["user"] != m["user"]) {
 			t.Fatalf("parameters %q forged fields: %s", params, trusted)
 		}
 	})

@@ -21,6 +21,13 @@ const (
 	FieldMCPMethod         Field = "mcp-method"          // string: the JSON-RPC method
 	FieldMCPTool           Field = "mcp-tool"            // string: the tools/call tool name
 	FieldMCPToolParameters Field = "mcp-tool-parameters" // object: the tools/call arguments
+	FieldClientID          Field = "client-id"           // string: the OAuth client of the token ("" for a browser session)
+	// MCP protocol revision and client of the message: from the request _meta on 2026-07-28,
+	// from the initialize request's params on 2025-11-25 (the version also from the
+	// MCP-Protocol-Version header of later requests).
+	FieldMCPProtocolVersion Field = "mcp-protocol-version" // string
+	FieldMCPClientName      Field = "mcp-client-name"      // string: clientInfo.name
+	FieldMCPClientVersion   Field = "mcp-client-version"   // string: clientInfo.version
 )
 
 // Fields present in every record, which cannot be selected.
@@ -42,6 +49,8 @@ var selectable = []Field{
 	FieldRequestID, FieldUser, FieldEmail,
 	FieldAllow, FieldAllowWhyTrue, FieldAllowWhyFalse, FieldDeny, FieldDenyWhyFalse,
 	FieldMCPMethod, FieldMCPTool, FieldMCPToolParameters,
+	FieldClientID,
+	FieldMCPProtocolVersion, FieldMCPClientName, FieldMCPClientVersion,
 }
 
 // SelectableFields returns every field `authorize_log_fields` may hold, in the order of

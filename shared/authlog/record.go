@@ -29,6 +29,15 @@ type Record struct {
 	// one line and the value stays inside its field (strings and brackets must balance,
 	// control characters are refused, or null is written), but it may not be valid JSON.
 	MCPToolParametersValidated bool
+	// ClientID is the OAuth client the token was issued to ("" for a browser session).
+	ClientID string
+	// MCPProtocolVersion, MCPClientName and MCPClientVersion are the MCP revision the
+	// message was sent under and the client's clientInfo name and version ("" when unknown).
+	MCPProtocolVersion, MCPClientName, MCPClientVersion string
+	// Shadow is the decision of the route's shadow policy (policy_shadow), nil when the
+	// route has none. A record with one carries shadow-allow, shadow-allow-why-true,
+	// shadow-allow-why-false, shadow-deny and shadow-deny-why-false after the other fields.
+	Shadow *policy.Decision
 }
 
 // AppendJSON appends r as one JSON object, with the fixed fields and then fields in order,
@@ -51,6 +60,7 @@ func AppendJSON(dst []byte, r *Record, fields []Field) []byte {
 			dst = appendField(dst, r, d, defaultRed)
 		}
 	}
+	dst = appendShadow(dst, r.Shadow)
 	return append(dst, '}')
 }
 
@@ -118,6 +128,7 @@ func (w *Writer) Append(dst []byte, r *Record) []byte {
 	for _, k := range w.fields {
 		dst = appendField(dst, r, k, w.red)
 	}
+	dst = appendShadow(dst, r.Shadow)
 	return append(dst, '}')
 }
 
@@ -166,6 +177,10 @@ const (
 	kindMCPMethod
 	kindMCPTool
 	kindMCPToolParameters
+	kindClientID
+	kindMCPProtocolVersion
+	kindMCPClientName
+	kindMCPClientVersion
 )
 
 // kindOf returns the kind of f, or 0 if f is not selectable.
@@ -193,6 +208,14 @@ func kindOf(f Field) fieldKind {
 		return kindMCPTool
 	case FieldMCPToolParameters:
 		return kindMCPToolParameters
+	case FieldClientID:
+		return kindClientID
+	case FieldMCPProtocolVersion:
+		return kindMCPProtocolVersion
+	case FieldMCPClientName:
+		return kindMCPClientName
+	case FieldMCPClientVersion:
+		return kindMCPClientVersion
 	}
 	return 0
 }
@@ -224,6 +247,26 @@ func appendField(dst []byte, r *Record, k fieldKind, red *redactor) []byte {
 	case kindMCPToolParameters:
 		dst = append(dst, `,"mcp-tool-parameters":`...)
 		dst = appendParameters(dst, r.MCPToolParameters, r.MCPToolParametersValidated, red)
+	case kindClientID:
+		dst = appendString(append(dst, `,"client-id":`...), r.ClientID)
+	case kindMCPProtocolVersion:
+		dst = appendString(append(dst, `,"mcp-protocol-version":`...), r.MCPProtocolVersion)
+	case kindMCPClientName:
+		dst = appendString(append(dst, `,"mcp-client-name":`...), r.MCPClientName)
+	case kindMCPClientVersion:
+		dst = appendString(append(dst, `,"mcp-client-version":`...), r.MCPClientVersion)
 	}
 	return dst
+}
+
+// appendShadow appends the shadow decision's fields, when there is one.
+func appendShadow(dst []byte, d *policy.Decision) []byte {
+	if d == nil {
+		return dst
+	}
+	dst = appendBool(append(dst, `,"shadow-allow":`...), d.Allow)
+	dst = appendReasons(append(dst, `,"shadow-allow-why-true":`...), d.AllowWhyTrue)
+	dst = appendReasons(append(dst, `,"shadow-allow-why-false":`...), d.AllowWhyFalse)
+	dst = appendBool(append(dst, `,"shadow-deny":`...), d.Deny)
+	return appendReasons(append(dst, `,"shadow-deny-why-false":`...), d.DenyWhyFalse)
 }

@@ -33,10 +33,8 @@ func HTTPStatus(status string) int {
 	switch status {
 	case StatusOK:
 		return 200
-	case StatusInvalidToken, StatusNoSession:
+	case StatusInvalidToken, StatusNoSession, StatusUpstreamRequired:
 		return 401
-	case StatusUpstreamRequired:
-		return 403
 	}
 	return 0
 }
@@ -57,13 +55,14 @@ const (
 	FieldClientToken   = "client_token"
 	FieldSessionKey    = "session_key"
 	FieldExpiresAt     = "expires_at"
-	FieldConnectURL    = "connect_url"
 
 	FieldSubject = "sub"
 	FieldEmail   = "email"
 	FieldName    = "name"
 	FieldGroups  = "groups"
 	FieldClaims  = "claims"
+	// FieldClientID is the OAuth client the token was issued to (Identity.ClientID).
+	FieldClientID = "client_id"
 )
 
 // Request asks for the decision bundle of one credential on one route. Exactly one of Token
@@ -110,12 +109,19 @@ type Identity struct {
 	Name    string              `json:"name,omitempty"`
 	Groups  []string            `json:"groups,omitempty"`
 	Claims  map[string][]string `json:"claims,omitempty"`
+	// ClientID is the OAuth client the External Token was issued to ("" for a browser
+	// session): the policy criterion client_id and the record field client-id. A service
+	// identity (client credentials) has Subject "client:<ClientID>" and no email, name or
+	// groups.
+	ClientID string `json:"client_id,omitempty"`
 }
 
 // Response is the decision bundle.
 type Response struct {
 	Status string `json:"status"`
-	// Identity is set when Status is StatusOK (and for StatusUpstreamRequired).
+	// Identity is set when Status is StatusOK (and for StatusUpstreamRequired: the user has
+	// no usable Internal Token for the route, and must sign in again so that the connect
+	// flow runs; the filter answers 401 invalid_token).
 	Identity *Identity `json:"identity,omitempty"`
 	// Assertion is the signed X-Gateway-Assertion JWT for Request.Host.
 	Assertion string `json:"assertion,omitempty"`
@@ -129,8 +135,6 @@ type Response struct {
 	SessionKey string `json:"session_key,omitempty"`
 	// ExpiresAt (Unix seconds) bounds how long the filter may cache this bundle.
 	ExpiresAt int64 `json:"expires_at,omitempty"`
-	// ConnectURL is where the user completes upstream OAuth (StatusUpstreamRequired).
-	ConnectURL string `json:"connect_url,omitempty"`
 	// Error and ErrorDescription explain a refusal; never secret-bearing.
 	Error            string `json:"error,omitempty"`
 	ErrorDescription string `json:"error_description,omitempty"`

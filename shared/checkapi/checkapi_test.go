@@ -25,8 +25,8 @@ func TestFieldNamesAreTheJSONTags(t *testing.T) {
 		want []string
 	}{
 		{Request{}, []string{FieldRouteID, FieldHost, FieldToken, FieldCookie, FieldRequestID}},
-		{Response{}, []string{FieldStatus, FieldIdentity, FieldAssertion, FieldUpstreamToken, FieldClientToken, FieldSessionKey, FieldExpiresAt, FieldConnectURL, "error", "error_description"}},
-		{Identity{}, []string{FieldSubject, FieldEmail, FieldName, FieldGroups, FieldClaims}},
+		{Response{}, []string{FieldStatus, FieldIdentity, FieldAssertion, FieldUpstreamToken, FieldClientToken, FieldSessionKey, FieldExpiresAt, "error", "error_description"}},
+		{Identity{}, []string{FieldSubject, FieldEmail, FieldName, FieldGroups, FieldClaims, FieldClientID}},
 	} {
 		if got := tags(c.v); !slices.Equal(got, c.want) {
 			t.Errorf("%T: tags %q, field constants %q", c.v, got, c.want)
@@ -45,7 +45,7 @@ func cutComma(s string) (string, string, bool) {
 
 func TestHTTPStatus(t *testing.T) {
 	t.Parallel()
-	for status, want := range map[string]int{StatusOK: 200, StatusInvalidToken: 401, StatusNoSession: 401, StatusUpstreamRequired: 403, "OK": 0, "error": 0, "": 0} {
+	for status, want := range map[string]int{StatusOK: 200, StatusInvalidToken: 401, StatusNoSession: 401, StatusUpstreamRequired: 401, "OK": 0, "error": 0, "": 0} {
 		if got := HTTPStatus(status); got != want {
 			t.Errorf("HTTPStatus(%q) = %d, want %d", status, got, want)
 		}

@@ -4,7 +4,7 @@
 // The call is a POST of a JSON Request to paths.Check on the token service's internal
 // listener, authenticated by the filter key in KeyHeader. The answer is a JSON Response:
 // status 200 with Status "ok" carries the bundle; 401 carries Status "invalid_token" or
-// "no_session"; 403 with Status "upstream_required" means the user has not completed the
-// route's upstream OAuth; any other status, a malformed body or no answer at all makes the
-// filter fail closed.
+// "no_session", or "upstream_required" when the user has no usable Internal Token for the
+// route (the filter answers 401 invalid_token); any other status, a malformed body or no
+// answer at all makes the filter fail closed.
 package checkapi

@@ -8,6 +8,8 @@ import (
 type Config struct {
 	// RuntimeFlags holds feature flags; "mcp" must be true for any mcp route.
 	RuntimeFlags map[string]bool `yaml:"runtime_flags"`
+	// dir is the directory of the configuration file, "" when parsed from bytes (Path).
+	dir string
 
 	// AuthenticateServiceURL is the public URL of the sign-in host.
 	AuthenticateServiceURL string `yaml:"authenticate_service_url"`
@@ -29,6 +31,8 @@ type Config struct {
 
 	// MCPAllowedClientIDDomains are the domain patterns allowed for URL client IDs.
 	MCPAllowedClientIDDomains []string `yaml:"mcp_allowed_client_id_domains"`
+	// MCPClients are the OAuth clients the operator registers (mcpclients.go).
+	MCPClients []OAuthClient `yaml:"mcp_clients"`
 	// AuthorizeLogFields lists the fields of each authorization log record.
 	AuthorizeLogFields []string `yaml:"authorize_log_fields"`
 	// AuthorizeLogRedact lists the keys (any depth, case-insensitive) and paths ("$.a.b") of
@@ -46,8 +50,20 @@ type Config struct {
 	// Routes are the protected routes.
 	Routes []Route `yaml:"routes"`
 
+	// CertificateFile and CertificateKeyFile are the PEM certificate (chain) and private key
+	// the local gateway serves its https hosts with (docs/clients.md#tls); both or neither.
+	// Envoy and Istio take their certificates from their own configuration.
+	CertificateFile    string `yaml:"certificate_file"`
+	CertificateKeyFile string `yaml:"certificate_key_file"`
+
 	// IDPClientSecretResolved is idp_client_secret or the content of idp_client_secret_file.
 	IDPClientSecretResolved string `yaml:"-"`
+	// Notes are what Load changed that the operator should read in the log (a relative
+	// storage.path resolved against the configuration file's folder).
+	Notes []string `yaml:"-"`
+	// storagePathDefaulted says storage.path was not written: the default stays in the
+	// working directory.
+	storagePathDefaulted bool
 }
 
 // Storage selects a store backend.
@@ -100,6 +116,9 @@ type Route struct {
 	To string `yaml:"to"`
 	// Policy is the route policy in decoded form (see shared/policy).
 	Policy any `yaml:"policy"`
+	// PolicyShadow is a second policy evaluated beside Policy on every request, recorded
+	// and counted, that never changes a decision (docs/policy.md, "Shadow policies").
+	PolicyShadow any `yaml:"policy_shadow"`
 	// MCP marks the route as an MCP server or an MCP client route.
 	MCP *MCP `yaml:"mcp"`
 }
@@ -115,6 +134,23 @@ type MCPServer struct {
 	UpstreamOAuth2 *UpstreamOAuth2 `yaml:"upstream_oauth2"`
 	// MaxRequestBytes bounds the request body (default 4096).
 	MaxRequestBytes int64 `yaml:"max_request_bytes"`
+	// FilterToolList, when false, passes tools/list responses unfiltered (default true:
+	// docs/tool-lists.md).
+	FilterToolList *bool `yaml:"filter_tool_list"`
+	// ToolLock pins the server's tool definitions to a lock file (docs/tool-pinning.md).
+	ToolLock *ToolLock `yaml:"tool_lock"`
+}
+
+// ToolLock is mcp.server.tool_lock.
+type ToolLock struct {
+	// File is the lock file written by the toollock command (relative to the working
+	// directory, as other file keys).
+	File string `yaml:"file"`
+	// Mode is enforce (default: changed and new tools are hidden and refused) or warn (they
+	// are logged and counted only).
+	Mode string `yaml:"mode"`
+	// digests are the file's digests by tool name, read by Validate.
+	digests map[string]string
 }
 
 // MCPClient marks a route as an MCP client route; it has no fields.
@@ -122,10 +158,19 @@ type MCPClient struct{}
 
 // UpstreamOAuth2 configures the upstream OAuth flow of an MCP server route.
 type UpstreamOAuth2 struct {
-	ClientID     string         `yaml:"client_id"`
+	ClientID string `yaml:"client_id"`
+	// ClientSecret is optional: without it (and without ClientSecretFile) the gateway is a
+	// public client at the upstream provider and relies on PKCE.
 	ClientSecret string         `yaml:"client_secret"`
 	Endpoint     OAuth2Endpoint `yaml:"endpoint"`
 	Scopes       []string       `yaml:"scopes"`
+
+	// ClientSecretFile names a file holding the client secret (a mounted Kubernetes Secret);
+	// after Validate its content is in ClientSecret.
+	ClientSecretFile string `yaml:"client_secret_file"`
+	// Issuer is the provider's issuer identifier; when set, the `iss` of the authorization
+	// response (RFC 9207) must equal it.
+	Issuer string `yaml:"issuer"`
 }
 
 // OAuth2Endpoint is an upstream provider's endpoints.
@@ -169,6 +214,9 @@ func (c *Config) EffectiveIDPScopes() []string {
 		return append([]string(nil), c.IDPScopes...)
 	}
 	p, _ := LookupProvider(c.IDPProvider)
+	if p.DefaultScopes != nil {
+		return append([]string(nil), p.DefaultScopes...)
+	}
 	out := make([]string, 0, len(defaultIDPScopes))
 	for _, s := range defaultIDPScopes {
 		if p.NoOfflineAccess && s == "offline_access" {

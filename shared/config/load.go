@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"time"
@@ -63,13 +64,29 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: read %s: %w", path, err)
 	}
-	return Parse(data, os.LookupEnv)
+	c, err := ParseDir(data, os.LookupEnv, filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	if note := c.resolveStoragePath(path); note != "" {
+		c.Notes = append(c.Notes, note)
+	}
+	c.resolveCertificatePaths(path)
+	return c, nil
+}
+
+// ParseDir is Parse for a configuration read from a file in dir: the lock files of
+// mcp.server.tool_lock are relative to dir (Parse: to the working directory).
+func ParseDir(data []byte, env LookupEnv, dir string) (*Config, error) {
+	return parse(data, env, dir)
 }
 
 // Parse parses and validates a configuration. env supplies the environment overrides of
 // docs/configuration.md (IDP_*, SHARED_SECRET, COOKIE_SECRET, AUTHENTICATE_SERVICE_URL); it may
 // be nil.
-func Parse(data []byte, env LookupEnv) (*Config, error) {
+func Parse(data []byte, env LookupEnv) (*Config, error) { return parse(data, env, "") }
+
+func parse(data []byte, env LookupEnv, dir string) (*Config, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
@@ -97,12 +114,14 @@ func Parse(data []byte, env LookupEnv) (*Config, error) {
 	if env != nil {
 		applyEnv(&c, env, problems)
 	}
+	c.resolveOAuthClientEnv(env)
 	if err := problems.err(); err != nil {
 		return nil, err
 	}
 	c.setDefaults()
+	c.dir = dir
 	if err := c.Validate(); err != nil {
-		return nil, err
+		return nil, nameEnvSources(err, env)
 	}
 	return &c, nil
 }
@@ -131,7 +150,7 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, problems *Error) {
 			key, val := n.Content[i].Value, n.Content[i+1]
 			f, ok := fieldByTag(t, key)
 			if !ok {
-				problems.add(join(path, key), "unknown key")
+				problems.add(join(path, key), "unknown key%s", keySuggestion(t, key))
 				continue
 			}
 			checkNode(val, f.Type, join(path, key), problems)
@@ -154,6 +173,8 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, problems *Error) {
 		}
 	case t.Kind() == reflect.Interface:
 		// Free-form (policy): checked by its own parser.
+	case t.Kind() == reflect.Bool:
+		checkBool(n, path, problems)
 	default:
 		decodeCheck(n, t, path, problems)
 	}
@@ -233,6 +254,7 @@ func (c *Config) setDefaults() {
 	}
 	if c.Storage.Type == "sqlite" && c.Storage.Path == "" {
 		c.Storage.Path = DefaultSQLitePath
+		c.storagePathDefaulted = true
 	}
 	ts := &c.TokenService
 	setStr(&ts.Address, DefaultAddress)

@@ -53,9 +53,16 @@ func (c *Config) PluginConfig() *pluginconf.Config {
 			Kind:       r.RouteKind(),
 			Policy:     jsonCompatible(r.Policy),
 		}
+		if r.PolicyShadow != nil {
+			pr.PolicyShadow = jsonCompatible(r.PolicyShadow)
+		}
 		if r.MCP != nil && r.MCP.Server != nil {
 			pr.MaxRequestBytes = r.MCP.Server.MaxRequestBytes
 			pr.UpstreamOAuth2 = r.MCP.Server.UpstreamOAuth2 != nil
+			pr.NoToolListFilter = r.MCP.Server.FilterToolList != nil && !*r.MCP.Server.FilterToolList
+			if tl := r.MCP.Server.ToolLock; tl != nil {
+				pr.ToolPins = &pluginconf.ToolPins{Warn: tl.Mode == ToolLockWarn, Digests: tl.digests}
+			}
 		}
 		pc.Routes = append(pc.Routes, pr)
 	}
@@ -69,9 +76,14 @@ func (c *Config) PluginConfig() *pluginconf.Config {
 	return pc
 }
 
-// PluginConfigJSON is PluginConfig encoded as the filter receives it.
+// PluginConfigJSON is PluginConfig encoded as the filter receives it, in the canonical form
+// of pluginconf.Canonical (sorted keys, compact): the local gateway, the Envoy bootstrap and
+// the Istio WasmPlugin (istio/render) hand the module these same bytes.
 func (c *Config) PluginConfigJSON() []byte {
 	b, err := json.Marshal(c.PluginConfig())
+	if err == nil {
+		b, err = pluginconf.Canonical(b)
+	}
 	if err != nil {
 		panic("config: encode plugin configuration: " + err.Error()) // unreachable: jsonCompatible values only
 	}

@@ -23,6 +23,7 @@ func (c *Config) Validate() error {
 	}
 	checkSecret(e, "shared_secret", c.SharedSecret)
 	checkSecret(e, "cookie_secret", c.CookieSecret)
+	c.validateRuntimeFlags(e)
 	c.validateIDP(e)
 	for i, d := range c.MCPAllowedClientIDDomains {
 		if msg := checkDomainPattern(d); msg != "" {
@@ -67,13 +68,23 @@ func (c *Config) Validate() error {
 	if n := c.AuthorizeLogMaxParameterBytes; n < -1 || n > MaxAuthorizeLogParameterBytes {
 		e.add("authorize_log_max_parameter_bytes", "must be -1 (no bound), 0 (the default, %d) or at most %d, got %d", authlog.DefaultMaxParameterBytes, MaxAuthorizeLogParameterBytes, n)
 	}
+	c.validateCertificate(e)
+	c.validateToolLocks(e)
+	c.validateOAuthClients(e)
 	seen := map[string]int{}
 	for i := range c.Routes {
 		c.validateRoute(e, i, seen)
+		c.resolveUpstreamSecretFile(e, i)
 		if _, err := policy.Parse(c.Routes[i].Policy); err != nil {
 			e.add("routes["+strconv.Itoa(i)+"]", "%v", err)
 		}
+		if c.Routes[i].PolicyShadow != nil {
+			if _, err := policy.ParseKey("policy_shadow", c.Routes[i].PolicyShadow); err != nil {
+				e.add("routes["+strconv.Itoa(i)+"]", "%v", err)
+			}
+		}
 	}
+	c.validatePublicUpstreamClients(e)
 	return e.err()
 }
 
@@ -84,7 +95,7 @@ func (c *Config) validateIDP(e *Error) {
 	}
 	provider, ok := LookupProvider(c.IDPProvider)
 	if !ok {
-		e.add("idp_provider", "must be one of %s, got %q", strings.Join(ProviderNames(), ", "), c.IDPProvider)
+		e.add("idp_provider", "must be one of %s, got %q%s", strings.Join(ProviderNames(), ", "), c.IDPProvider, suggestion(c.IDPProvider, ProviderNames()))
 		return
 	}
 	if provider.Unavailable != "" {
@@ -118,13 +129,26 @@ func (c *Config) validateIDP(e *Error) {
 		}
 		checkPublicURL(e, "idp_provider_url", c.IDPProviderURL, false)
 	case provider.Issuer == "":
-		e.add("idp_provider_url", "is required for idp_provider %q", c.IDPProvider)
+		e.add("idp_provider_url", "is required for idp_provider %q: the issuer of your %s, such as %s%s", c.IDPProvider, c.IDPProvider, provider.IssuerExample, noDefaultIssuer(provider))
+	}
+	if c.IDPProviderURL != "" && provider.Protocol == ProtocolGitHub {
+		if u, err := url.Parse(c.IDPProviderURL); err == nil && strings.Trim(u.Path, "/") != "" {
+			e.add("idp_provider_url", "for github give the origin of GitHub Enterprise Server (such as https://github.example.com), without a path")
+		}
 	}
 	for i, s := range c.IDPScopes {
 		if s == "" || strings.ContainsAny(s, " \t\"\\") {
 			e.add("idp_scopes["+strconv.Itoa(i)+"]", "invalid scope %q", s)
 		}
 	}
+}
+
+// noDefaultIssuer explains why a provider has no default issuer.
+func noDefaultIssuer(p Provider) string {
+	if p.IssuerTemplate {
+		return " (there is no default tenant: common or organizations would admit accounts of any tenant)"
+	}
+	return ""
 }
 
 func (c *Config) validateRoute(e *Error, i int, seen map[string]int) {
@@ -163,15 +187,7 @@ func (c *Config) validateRoute(e *Error, i int, seen map[string]int) {
 			e.add(key+".mcp.server.max_request_bytes", "must be positive")
 		}
 		if u := s.UpstreamOAuth2; u != nil {
-			k := key + ".mcp.server.upstream_oauth2"
-			if u.ClientID == "" {
-				e.add(k+".client_id", "is required")
-			}
-			checkPublicURL(e, k+".endpoint.auth_url", u.Endpoint.AuthURL, false)
-			checkPublicURL(e, k+".endpoint.token_url", u.Endpoint.TokenURL, false)
-			if a := u.Endpoint.AuthStyle; a != "" && a != "header" && a != "params" {
-				e.add(k+".endpoint.auth_style", "must be header or params, got %q", a)
-			}
+			validateUpstreamOAuth2(e, key+".mcp.server.upstream_oauth2", u)
 		}
 	}
 }

@@ -18,7 +18,13 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // Check compares got with testdata/golden/name, or with -update rewrites that file.
 func Check(t testing.TB, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
+	CheckFile(t, filepath.Join("testdata", "golden", name), got)
+}
+
+// CheckFile compares got with the file at path, or with -update rewrites it: for golden files
+// shared by the tests of several packages (a scenario suite run natively and in wasm).
+func CheckFile(t testing.TB, path string, got []byte) {
+	t.Helper()
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)

@@ -12,6 +12,9 @@ const (
 
 	// AuthorizationServerMetadata is RFC 8414 metadata; the issuer is the route host's origin.
 	AuthorizationServerMetadata = "/.well-known/oauth-authorization-server"
+	// OpenIDConfiguration is OpenID Connect discovery, which MCP clients try beside RFC 8414;
+	// it serves the same authorization server metadata (docs/clients.md "Discovery").
+	OpenIDConfiguration = "/.well-known/openid-configuration"
 	// ProtectedResourceMetadata is the RFC 9728 prefix; the MCP path follows it.
 	ProtectedResourceMetadata = "/.well-known/oauth-protected-resource"
 	// JWKS publishes the keys that sign X-Gateway-Assertion.
@@ -31,6 +34,9 @@ const (
 	Connect = "/.gateway/mcp/connect"
 	// UpstreamCallback is the redirect URI operators register at an upstream OAuth provider.
 	UpstreamCallback = "/.gateway/mcp/oauth2/callback"
+	// Disconnect removes the user's Internal Tokens (docs/pattern-2-upstream-oauth.md), on
+	// mcp.server hosts: GET shows a confirmation form, its POST disconnects.
+	Disconnect = "/.gateway/mcp/disconnect"
 
 	// SignIn starts browser sign-in for the route host; Handoff completes the cross-host
 	// hand-over of a session from the authenticate host; SignOut ends the session.
@@ -67,6 +73,8 @@ func IsGateway(path string) bool {
 	case strings.HasPrefix(path, Prefix):
 		return true
 	case path == AuthorizationServerMetadata, strings.HasPrefix(path, AuthorizationServerMetadata+"/"):
+		return true
+	case path == OpenIDConfiguration, strings.HasPrefix(path, OpenIDConfiguration+"/"):
 		return true
 	case path == ProtectedResourceMetadata, strings.HasPrefix(path, ProtectedResourceMetadata+"/"):
 		return true

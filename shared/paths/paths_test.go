@@ -14,7 +14,9 @@ func TestIsGateway(t *testing.T) {
 		"/.gatewayx":                                false,
 		"/mcp":                                      false,
 		"/.well-known/oauth-authorization-serverx":  false,
-		"/.well-known/openid-configuration":         false,
+		"/.well-known/openid-configuration":         true,
+		"/.well-known/openid-configuration/mcp":     true,
+		"/.well-known/openid-configurationx":        false,
 		"/mcp/.gateway/mcp/routes":                  false,
 		"":                                          false,
 	}

@@ -65,6 +65,22 @@ type Route struct {
 	UpstreamOAuth2 bool `json:"upstream_oauth2,omitempty"`
 	// Policy is the route policy in its decoded YAML/JSON form (see shared/policy).
 	Policy any `json:"policy,omitempty"`
+	// NoToolListFilter turns off the filtering of tools/list responses on a server route
+	// (mcp.server.filter_tool_list: false).
+	NoToolListFilter bool `json:"no_tool_list_filter,omitempty"`
+	// PolicyShadow is the route's shadow policy (policy_shadow): evaluated and recorded
+	// beside Policy, it never changes a decision.
+	PolicyShadow any `json:"policy_shadow,omitempty"`
+	// ToolPins are the pinned tool definitions of a server route (mcp.server.tool_lock).
+	ToolPins *ToolPins `json:"tool_pins,omitempty"`
+}
+
+// ToolPins are a route's pinned tool definitions (docs/tool-pinning.md).
+type ToolPins struct {
+	// Warn only logs and counts a changed or new tool; otherwise it is hidden and refused.
+	Warn bool `json:"warn,omitempty"`
+	// Digests are the tooldigest digests by tool name.
+	Digests map[string]string `json:"digests"`
 }
 
 // Parse decodes and checks a plugin configuration.

@@ -12,12 +12,13 @@ const (
 	critGroups
 	critClaim
 	critMCPTool
+	critClientID
 )
 
 // criterion is one parsed criterion.
 type criterion struct {
 	kind   critKind
-	match  matcher  // email, domain, user, mcp_tool
+	match  matcher  // email, domain, user, mcp_tool, client_id
 	name   string   // groups: the group; claim: the claim name
 	values []string // claim: the accepted values
 }
@@ -33,6 +34,7 @@ var okReason = [...]Reason{
 	critGroups:            ReasonGroupsOK,
 	critClaim:             ReasonClaimOK,
 	critMCPTool:           ReasonMCPToolOK,
+	critClientID:          ReasonClientIDOK,
 }
 
 var badReason = [...]Reason{
@@ -44,6 +46,7 @@ var badReason = [...]Reason{
 	critGroups:            ReasonGroupsUnauthorized,
 	critClaim:             ReasonClaimUnauthorized,
 	critMCPTool:           ReasonMCPToolUnauthorized,
+	critClientID:          ReasonClientIDUnauthorized,
 }
 
 // eval returns the criterion's value and the reason it reports; pos is true when a true
@@ -75,6 +78,8 @@ func (c *criterion) eval(in *Input, pos bool) (bool, Reason) {
 			v = contains(in.Groups, c.name)
 		case critClaim:
 			v = anyContains(in.Claims[c.name], c.values)
+		case critClientID:
+			v = c.match.match(in.ClientID)
 		}
 	}
 	if v == pos {

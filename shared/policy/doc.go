@@ -40,6 +40,10 @@
 //	groups: {has: NAME}             NAME is one of the user's groups (exact)
 //	claim/NAME: VALUE or [VALUE...] one of the values of claim NAME equals one of the VALUEs
 //	mcp_tool: MATCHER               the tool named by a tools/call request (exact)
+//	client_id: MATCHER              the OAuth client the token was issued to (exact): a
+//	                                pre-registered client's client_id (mcp_clients; a service
+//	                                identity's too), a registered client's ID or a metadata
+//	                                document URL; "" for a browser session
 //
 // A MATCHER is a map of one or more operators, all of which must hold: `is`, `starts_with`,
 // `ends_with`, `contains` (a non-empty string) and `in`, `not_in` (a list of non-empty
@@ -47,7 +51,7 @@
 // their canonical text form ("true", "42", "1.5"); the caller must put claims into
 // [Input.Claims] the same way.
 //
-// The identity criteria (email, domain, user, groups, claim/…) are false for a request
+// The identity criteria (email, domain, user, groups, claim/…, client_id) are false for a request
 // without identity, whatever their operator. `mcp_tool` is false for every request whose
 // MCP method is not tools/call, whatever its operator, `not_in` included.
 //

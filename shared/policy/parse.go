@@ -47,14 +47,18 @@ const maxDepth = 32
 // Parse parses the value of a route's `policy` key as decoded from YAML or JSON: one rule
 // (a map with `allow` and/or `deny`), a list of rules, or nil. A nil value or an empty list
 // gives a Policy that allows nothing. Errors are of type *ParseError.
-func Parse(v any) (*Policy, error) {
+func Parse(v any) (*Policy, error) { return ParseKey("policy", v) }
+
+// ParseKey is Parse for a policy written under another key (policy_shadow): error paths
+// start with key.
+func ParseKey(key string, v any) (*Policy, error) {
 	p := &Policy{}
 	if v == nil {
 		return p, nil
 	}
 	if list, ok := asList(v); ok {
 		for i, item := range list {
-			r, err := parseRule(indexPath("policy", i), item)
+			r, err := parseRule(indexPath(key, i), item)
 			if err != nil {
 				return nil, err
 			}
@@ -62,7 +66,7 @@ func Parse(v any) (*Policy, error) {
 		}
 		return p, nil
 	}
-	r, err := parseRule("policy", v)
+	r, err := parseRule(key, v)
 	if err != nil {
 		return nil, err
 	}
@@ -201,9 +205,11 @@ func parseCriterion(path, name string, v any) (criterion, error) {
 			return criterion{kind: critAccept}, nil
 		}
 		return criterion{kind: critAuthenticatedUser}, nil
-	case "email", "domain", "user", "mcp_tool":
+	case "email", "domain", "user", "mcp_tool", "client_id":
 		kind := critEmail
 		switch name {
+		case "client_id":
+			kind = critClientID
 		case "domain":
 			kind = critDomain
 		case "user":

@@ -20,6 +20,10 @@ type Input struct {
 	// Claims are the identity's claims, each with its values in text form (see the
 	// package documentation for booleans and numbers).
 	Claims map[string][]string
+	// ClientID is the OAuth client ID the identity's token was issued to (a pre-registered
+	// client's, a dynamically registered one's, or a client ID metadata document URL); ""
+	// for a browser session. The criterion client_id matches it.
+	ClientID string
 	// MCPMethod is the JSON-RPC method of the MCP message ("" when there is none).
 	MCPMethod string
 	// MCPTool is the tool name of a tools/call message. It is ignored for other methods.

@@ -8,22 +8,24 @@ type Reason uint8
 
 // The reasons, in the order in which a [Reasons] set lists them.
 const (
-	ReasonAccept              Reason = iota // "accept"
-	ReasonAuthenticatedUser                 // "authenticated-user"
-	ReasonUserUnauthenticated               // "user-unauthenticated"
-	ReasonDomainOK                          // "domain-ok"
-	ReasonDomainUnauthorized                // "domain-unauthorized"
-	ReasonEmailOK                           // "email-ok"
-	ReasonEmailUnauthorized                 // "email-unauthorized"
-	ReasonUserOK                            // "user-ok"
-	ReasonUserUnauthorized                  // "user-unauthorized"
-	ReasonGroupsOK                          // "groups-ok"
-	ReasonGroupsUnauthorized                // "groups-unauthorized"
-	ReasonClaimOK                           // "claim-ok"
-	ReasonClaimUnauthorized                 // "claim-unauthorized"
-	ReasonMCPToolOK                         // "mcp-tool-ok"
-	ReasonMCPToolUnauthorized               // "mcp-tool-unauthorized"
-	ReasonMCPToolNotAToolCall               // "mcp-tool-not-a-tool-call"
+	ReasonAccept               Reason = iota // "accept"
+	ReasonAuthenticatedUser                  // "authenticated-user"
+	ReasonUserUnauthenticated                // "user-unauthenticated"
+	ReasonDomainOK                           // "domain-ok"
+	ReasonDomainUnauthorized                 // "domain-unauthorized"
+	ReasonEmailOK                            // "email-ok"
+	ReasonEmailUnauthorized                  // "email-unauthorized"
+	ReasonUserOK                             // "user-ok"
+	ReasonUserUnauthorized                   // "user-unauthorized"
+	ReasonGroupsOK                           // "groups-ok"
+	ReasonGroupsUnauthorized                 // "groups-unauthorized"
+	ReasonClaimOK                            // "claim-ok"
+	ReasonClaimUnauthorized                  // "claim-unauthorized"
+	ReasonClientIDOK                         // "client-id-ok"
+	ReasonClientIDUnauthorized               // "client-id-unauthorized"
+	ReasonMCPToolOK                          // "mcp-tool-ok"
+	ReasonMCPToolUnauthorized                // "mcp-tool-unauthorized"
+	ReasonMCPToolNotAToolCall                // "mcp-tool-not-a-tool-call"
 
 	// Refusals the filter makes before the policy can decide; they appear in allow-why-false
 	// of the record it writes for the refused request.
@@ -36,28 +38,32 @@ const (
 	ReasonRequestAmbiguous              // "request-ambiguous": an ambiguous path, a session header or parameter given twice (400)
 	ReasonRouteNotFound                 // "route-not-found": no route for the path on a route host (404)
 	ReasonTokenServiceUnavailable       // "token-service-unavailable": the token service could not decide (503)
-	ReasonUpstreamAuthorizationRequired // "upstream-authorization-required": the user has not connected the upstream (403)
+	ReasonUpstreamAuthorizationRequired // "upstream-authorization-required": the user has no usable Internal Token for the upstream (401 invalid_token)
+	ReasonMCPHeaderMismatch             // "mcp-header-mismatch": MCP-Protocol-Version, Mcp-Method or Mcp-Name missing, malformed, repeated or not matching the body (400, JSON-RPC -32020)
+	ReasonMCPToolDefinitionChanged      // "mcp-tool-definition-changed": a tool of a pinned route that is not in its lock file, or whose definition the server changed (docs/tool-pinning.md)
 
 	numReasons
 )
 
 var reasonNames = [numReasons]string{
-	ReasonAccept:              "accept",
-	ReasonAuthenticatedUser:   "authenticated-user",
-	ReasonUserUnauthenticated: "user-unauthenticated",
-	ReasonDomainOK:            "domain-ok",
-	ReasonDomainUnauthorized:  "domain-unauthorized",
-	ReasonEmailOK:             "email-ok",
-	ReasonEmailUnauthorized:   "email-unauthorized",
-	ReasonUserOK:              "user-ok",
-	ReasonUserUnauthorized:    "user-unauthorized",
-	ReasonGroupsOK:            "groups-ok",
-	ReasonGroupsUnauthorized:  "groups-unauthorized",
-	ReasonClaimOK:             "claim-ok",
-	ReasonClaimUnauthorized:   "claim-unauthorized",
-	ReasonMCPToolOK:           "mcp-tool-ok",
-	ReasonMCPToolUnauthorized: "mcp-tool-unauthorized",
-	ReasonMCPToolNotAToolCall: "mcp-tool-not-a-tool-call",
+	ReasonAccept:               "accept",
+	ReasonAuthenticatedUser:    "authenticated-user",
+	ReasonUserUnauthenticated:  "user-unauthenticated",
+	ReasonDomainOK:             "domain-ok",
+	ReasonDomainUnauthorized:   "domain-unauthorized",
+	ReasonEmailOK:              "email-ok",
+	ReasonEmailUnauthorized:    "email-unauthorized",
+	ReasonUserOK:               "user-ok",
+	ReasonUserUnauthorized:     "user-unauthorized",
+	ReasonGroupsOK:             "groups-ok",
+	ReasonGroupsUnauthorized:   "groups-unauthorized",
+	ReasonClaimOK:              "claim-ok",
+	ReasonClaimUnauthorized:    "claim-unauthorized",
+	ReasonClientIDOK:           "client-id-ok",
+	ReasonClientIDUnauthorized: "client-id-unauthorized",
+	ReasonMCPToolOK:            "mcp-tool-ok",
+	ReasonMCPToolUnauthorized:  "mcp-tool-unauthorized",
+	ReasonMCPToolNotAToolCall:  "mcp-tool-not-a-tool-call",
 
 	ReasonMCPContentTypeUnsupported:     "mcp-content-type-unsupported",
 	ReasonMCPSessionUnknown:             "mcp-session-unknown",
@@ -69,6 +75,8 @@ var reasonNames = [numReasons]string{
 	ReasonRouteNotFound:                 "route-not-found",
 	ReasonTokenServiceUnavailable:       "token-service-unavailable",
 	ReasonUpstreamAuthorizationRequired: "upstream-authorization-required",
+	ReasonMCPHeaderMismatch:             "mcp-header-mismatch",
+	ReasonMCPToolDefinitionChanged:      "mcp-tool-definition-changed",
 }
 
 // String returns the reason as the authorization log writes it, or "" for an unknown value.

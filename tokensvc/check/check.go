@@ -12,7 +12,6 @@ import (
 
 	"github.com/mcpmesh/gateway/shared/checkapi"
 	"github.com/mcpmesh/gateway/shared/config"
-	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/shared/pluginconf"
 	"github.com/mcpmesh/gateway/shared/policy"
 	"github.com/mcpmesh/gateway/tokensvc/assertion"
@@ -23,7 +22,8 @@ import (
 )
 
 // ErrUpstreamRequired means the user has no usable Internal Token for the route: they must
-// (re)connect through paths.Connect.
+// (re)connect (paths.Connect, or the authorization flow of an MCP client). The check answers
+// invalid_token.
 var ErrUpstreamRequired = errors.New("check: upstream connection required")
 
 // Store is what Checker reads: sessions and browser cookies.
@@ -48,7 +48,8 @@ type Signer interface {
 
 // UpstreamTokens supplies Internal Tokens (TIs).
 type UpstreamTokens interface {
-	// Token returns the current TI of subject for routeID and its expiry (zero: unknown).
+	// Token returns the current TI of subject for routeID and until when it may be used
+	// (zero: unknown).
 	// It returns an error wrapping ErrUpstreamRequired when there is none or it can no
 	// longer be used. It must be fast: the check API calls it on every cache miss.
 	Token(ctx context.Context, subject, routeID string) (string, time.Time, error)
@@ -120,6 +121,7 @@ func (c *Checker) Check(ctx context.Context, req *checkapi.Request) (*checkapi.R
 	resp := &checkapi.Response{Status: checkapi.StatusOK}
 	var sess store.Session
 	var expires time.Time
+	var clientID string // the OAuth client of a token
 	if req.Token != "" {
 		// Only MCP server routes take a bearer token (the filter sends the browser session on
 		// mcp.client and plain routes): an External Token, whoever holds it, must never buy an
@@ -136,6 +138,7 @@ func (c *Checker) Check(ctx context.Context, req *checkapi.Request) (*checkapi.R
 		}
 		sess = ts
 		expires = earliest(at.ExpiresAt, sess.ExpiresAt)
+		clientID = at.ClientID
 	} else {
 		if ri.Kind == pluginconf.KindServer {
 			return nil, noSession("MCP server routes take a bearer token, not a browser session")
@@ -162,23 +165,26 @@ func (c *Checker) Check(ctx context.Context, req *checkapi.Request) (*checkapi.R
 		}
 	}
 	resp.Identity = Identity(&sess)
+	resp.Identity.ClientID = clientID
 	if ri.Kind == pluginconf.KindServer {
 		resp.SessionKey = c.sessionKey(ri.ID, sess.Subject)
 	}
 	if ri.Upstream {
 		ti, exp, err := c.upstream.Token(ctx, sess.Subject, ri.ID)
 		if errors.Is(err, ErrUpstreamRequired) {
+			// No usable Internal Token (never connected, disconnected, or refused by the
+			// provider): the client signs in again, and the authorization flow runs the
+			// upstream connect (docs/pattern-2-upstream-oauth.md).
 			return nil, &Refusal{Response: &checkapi.Response{
 				Status: checkapi.StatusUpstreamRequired, Identity: resp.Identity,
-				ConnectURL: ri.Origin + paths.Connect + "?redirect_url=",
-				Error:      "upstream_required", ErrorDescription: "connect the upstream service first",
+				Error: "invalid_token", ErrorDescription: "the upstream service must be connected again: sign in again",
 			}}
 		}
 		if err != nil {
 			return nil, serverError(err)
 		}
 		resp.UpstreamToken = ti
-		expires = earliest(expires, exp)
+		expires = earliest(expires, exp) // the bundle never outlives the TI it carries
 	}
 	if !now.Before(expires) {
 		return nil, invalidToken("the credential has expired")
@@ -197,11 +203,17 @@ func (c *Checker) Check(ctx context.Context, req *checkapi.Request) (*checkapi.R
 
 // TokenSession validates an External Token at routeID and returns it with its session,
 // which must exist, be live and belong to the token's subject: a token never outlives its
-// session. Refusals wrap oauth.ErrInvalidToken.
+// session. A service token (oauth.IsServiceToken) has none: its session is a stand-in with
+// the service subject, expiring with the token. Refusals wrap oauth.ErrInvalidToken.
 func (c *Checker) TokenSession(ctx context.Context, token, routeID string) (store.AccessToken, store.Session, error) {
 	at, err := c.tokens.ValidateAccessToken(ctx, token, routeID)
 	if err != nil {
 		return at, store.Session{}, err
+	}
+	if oauth.IsServiceToken(at) {
+		// A service identity (client credentials): no user and no session; the identity is the
+		// client's, and it lives as long as the token.
+		return at, store.Session{Subject: at.Subject, ExpiresAt: at.ExpiresAt}, nil
 	}
 	if at.SessionID == "" {
 		return at, store.Session{}, fmt.Errorf("token has no session: %w", oauth.ErrInvalidToken)

@@ -20,7 +20,7 @@ func TestRefusal_HTTPStatus(t *testing.T) {
 		invalidToken("x"):             http.StatusUnauthorized,
 		noSession("x"):                http.StatusUnauthorized,
 		serverError(errors.New("db")): http.StatusServiceUnavailable,
-		{Response: &checkapi.Response{Status: checkapi.StatusUpstreamRequired}}: http.StatusForbidden,
+		{Response: &checkapi.Response{Status: checkapi.StatusUpstreamRequired}}: http.StatusUnauthorized,
 	}
 	for r, want := range cases {
 		if got := r.HTTPStatus(); got != want {

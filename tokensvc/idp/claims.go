@@ -17,21 +17,32 @@ func identityFrom(claims map[string]any, p config.Provider) Identity {
 			id.Claims[k] = v
 		}
 	}
-	id.Subject, _ = claims["sub"].(string)
-	if email, _ := claims["email"].(string); email != "" && emailVerified(claims, p) {
+	names := p.Claims
+	if names.Subject == "" {
+		names.Subject = "sub"
+	}
+	if names.Email == "" {
+		names.Email = "email"
+	}
+	id.Subject, _ = claims[names.Subject].(string)
+	if email, _ := claims[names.Email].(string); email != "" && emailVerified(claims, p) {
 		id.Email = email
 	} else {
 		// An address the provider does not vouch for must not reach claim/email policy
 		// criteria either: anyone can register someone else's address at such a provider.
 		delete(id.Claims, "email")
 	}
-	id.Name, _ = claims["name"].(string)
+	if names.Name != "" {
+		id.Name, _ = claims[names.Name].(string)
+	}
 	if id.Name == "" {
 		given, _ := claims["given_name"].(string)
 		family, _ := claims["family_name"].(string)
 		id.Name = strings.TrimSpace(given + " " + family)
 	}
-	id.Groups = stringList(claims["groups"])
+	if names.Groups != "" {
+		id.Groups = stringList(claims[names.Groups])
+	}
 	return id
 }
 

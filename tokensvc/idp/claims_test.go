@@ -61,7 +61,7 @@ func TestProviders_EveryBuiltInRequiresEmailVerified(t *testing.T) {
 			t.Errorf("%s trusts an address without email_verified", name)
 		}
 	}
-	if p, _ := config.LookupProvider("github"); p.Unavailable == "" {
-		t.Error("github (not an OpenID Connect provider) is available")
+	if p, _ := config.LookupProvider("github"); p.Protocol != config.ProtocolGitHub || p.Unavailable != "" {
+		t.Error("github is not the GitHub connector's row")
 	}
 }

@@ -1,14 +1,26 @@
 // Package idp signs users in at the identity provider. It owns the Connector interface the
-// session manager uses (authorization URL, code exchange, refresh) and its OpenID Connect
-// implementation on github.com/coreos/go-oidc/v3 and golang.org/x/oauth2: discovery from
-// idp_provider_url (lazy, retried, so the token service starts while the provider is down),
-// PKCE S256, ID token verification (signature, issuer, audience, expiry, nonce), userinfo
-// merged into the claims, and refresh that reports a provider's refusal as ErrRefused and
-// hands back a rotated refresh token for the caller to store.
+// session manager uses (authorization URL, code exchange, refresh) and its two
+// implementations, both driven by the provider's row of the provider table
+// (config.Provider, docs/idp/):
 //
-// New selects the connector for cfg.IDPProvider. The OIDC-compliant built-in providers use
-// their well-known issuer when idp_provider_url is empty (google, gitlab, apple); the others
-// require it. github, which is not an OpenID provider, is not supported yet.
+//   - OIDC, for the ten OpenID providers, on github.com/coreos/go-oidc/v3 and
+//     golang.org/x/oauth2: discovery from the issuer (lazy, retried, so the token service
+//     starts while the provider is down; the discovered issuer must be the configured one, or
+//     for azure a {tenantid} template checked against each token's tid), PKCE S256, ID token
+//     verification (signature, issuer, audience, expiry, nonce), userinfo merged into the
+//     claims, the row's claims for subject, email, name and groups (cognito:groups), apple's
+//     name from the form_post "user" field (WithUserParam), a warning naming the row's fix when
+//     no refresh token comes back, and refresh that reports a provider's refusal as ErrRefused
+//     and hands back a rotated refresh token for the caller to store.
+//   - GitHub, plain OAuth 2.0 and the REST API (github.go), for github.com and GitHub
+//     Enterprise Server; githubtest is a GitHub-compatible server for its tests.
+//
+// Both track the provider's health (health.go): a sign-in while the provider does not answer,
+// at start-up or later, fails with ErrUnavailable (the 503 page) instead of redirecting the
+// browser to it.
+//
+// New selects the connector for cfg.IDPProvider; a problem with the settings is a
+// *config.Error (the commands exit 2).
 //
 // # Email addresses
 //

@@ -71,9 +71,10 @@ type Tokens struct {
 type Option func(*options)
 
 type options struct {
-	now           func() time.Time
-	logger        *slog.Logger
-	retryInterval time.Duration
+	now            func() time.Time
+	logger         *slog.Logger
+	retryInterval  time.Duration
+	healthInterval time.Duration
 }
 
 // WithClock sets the clock used for ID token expiry and discovery retries.
@@ -87,6 +88,11 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 // failure (default 2s).
 func WithDiscoveryRetry(d time.Duration) Option { return func(o *options) { o.retryInterval = d } }
 
+// WithHealthInterval sets how long an answer from the provider vouches that it is up
+// (default 10s): a sign-in after that first checks the provider answers, and gets the 503
+// page when it does not.
+func WithHealthInterval(d time.Duration) Option { return func(o *options) { o.healthInterval = d } }
+
 // DefaultTimeout bounds each request to the provider when New is given no client.
 const DefaultTimeout = 10 * time.Second
 
@@ -98,31 +104,41 @@ const MaxResponseBytes = 1 << 20
 // nil means a client with DefaultTimeout. Responses are bounded by MaxResponseBytes.
 // Discovery happens at first use, not here, so ctx is used only for validation.
 func New(ctx context.Context, cfg *config.Config, client *http.Client, opts ...Option) (Connector, error) {
-	o := options{now: time.Now, logger: slog.New(slog.DiscardHandler), retryInterval: 2 * time.Second}
+	o := options{now: time.Now, logger: slog.New(slog.DiscardHandler), retryInterval: 2 * time.Second, healthInterval: 10 * time.Second}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	// The provider table is config's: validation has refused what is not in it, or not
-	// available; New refuses the same for a configuration that skipped validation.
+	// available; New refuses the same, as a configuration error naming the key, for a
+	// configuration that skipped validation.
 	provider, ok := config.LookupProvider(cfg.IDPProvider)
 	switch {
 	case !ok:
-		return nil, fmt.Errorf("idp_provider: unknown provider %q", cfg.IDPProvider)
+		return nil, configError("idp_provider", fmt.Sprintf("unknown provider %q", cfg.IDPProvider))
 	case provider.Unavailable != "":
-		return nil, errors.New("idp_provider: " + provider.Unavailable)
+		return nil, configError("idp_provider", provider.Unavailable)
 	}
 	issuer := cfg.IDPProviderURL
 	if issuer == "" {
 		if provider.Issuer == "" {
-			return nil, fmt.Errorf("idp_provider_url: is required for idp_provider %q", cfg.IDPProvider)
+			return nil, configError("idp_provider_url", fmt.Sprintf("is required for idp_provider %q", cfg.IDPProvider))
 		}
 		issuer = provider.Issuer
 	}
 	if cfg.IDPClientID == "" {
-		return nil, errors.New("idp_client_id: is required")
+		return nil, configError("idp_client_id", "is required")
 	}
 	if client == nil {
 		client = &http.Client{Timeout: DefaultTimeout}
 	}
-	return newOIDC(issuer, provider, cfg, limitClient(client, MaxResponseBytes), o), nil
+	client = limitClient(client, MaxResponseBytes)
+	if provider.Protocol == config.ProtocolGitHub {
+		return newGitHub(issuer, provider, cfg, client, o)
+	}
+	return newOIDC(issuer, provider, cfg, client, o), nil
+}
+
+// configError is a configuration problem found by New: the commands exit 2 on it.
+func configError(key, msg string) error {
+	return &config.Error{Problems: []config.Problem{{Key: key, Message: msg}}}
 }

@@ -18,7 +18,8 @@ import (
 	"github.com/mcpmesh/gateway/shared/paths"
 )
 
-// OIDC is a Connector for an OpenID Connect provider.
+// OIDC is a Connector for an OpenID Connect provider: one row of the provider table
+// (config.Provider) decides its issuer, the claims it reads and what it logs.
 type OIDC struct {
 	issuer       string
 	provider     config.Provider
@@ -29,6 +30,7 @@ type OIDC struct {
 	params       map[string]string
 	client       *http.Client
 	opts         options
+	health       *health
 
 	mu      sync.Mutex
 	d       *discovered // nil until discovery succeeds
@@ -42,13 +44,16 @@ type discovered struct {
 	verifier *oidc.IDTokenVerifier
 	oauth    *oauth2.Config
 	userInfo bool
+	// template is the discovered multi-tenant issuer holding "{tenantid}" (azure's common
+	// and organizations endpoints), or "" when ID tokens must carry the issuer itself.
+	template string
 }
 
 var _ Connector = (*OIDC)(nil)
 
 func newOIDC(issuer string, provider config.Provider, cfg *config.Config, client *http.Client, o options) *OIDC {
-	return &OIDC{
-		issuer:       strings.TrimSuffix(issuer, "/"),
+	c := &OIDC{
+		issuer:       issuer,
 		provider:     provider,
 		clientID:     cfg.IDPClientID,
 		clientSecret: cfg.IDPClientSecretResolved,
@@ -58,6 +63,8 @@ func newOIDC(issuer string, provider config.Provider, cfg *config.Config, client
 		client:       client,
 		opts:         o,
 	}
+	c.health = newHealth(o, func(ctx context.Context) error { return probe(ctx, client, wellKnown(issuer)) })
+	return c
 }
 
 // redirectURL is the callback on the authenticate host: its origin + paths.IDPCallback
@@ -70,7 +77,12 @@ func redirectURL(authenticateServiceURL string) string {
 	return u.Scheme + "://" + u.Host + paths.IDPCallback
 }
 
-// Issuer returns the issuer URL the connector discovers and verifies against.
+func wellKnown(issuer string) string {
+	return strings.TrimSuffix(issuer, "/") + "/.well-known/openid-configuration"
+}
+
+// Issuer returns the issuer URL the connector discovers and verifies against, exactly as
+// configured (auth0's issuers end in a slash, and ID tokens carry it).
 func (c *OIDC) Issuer() string { return c.issuer }
 
 // RedirectURL returns the redirect URI sent to the provider.
@@ -98,34 +110,87 @@ func (c *OIDC) discover(ctx context.Context) (*discovered, error) {
 		return nil, c.lastErr
 	}
 	c.lastTry = now
-	p, err := oidc.NewProvider(oidc.ClientContext(ctx, c.client), c.issuer)
+	d, err := c.load(ctx)
 	if err != nil {
 		c.lastErr = fmt.Errorf("discover %s: %w: %v", c.issuer, ErrUnavailable, err)
 		return nil, c.lastErr
 	}
-	var meta struct {
-		UserInfo string `json:"userinfo_endpoint"`
+	c.d = d
+	c.lastErr = nil
+	c.health.up(now)
+	return c.d, nil
+}
+
+// load fetches and checks the discovery document. Its issuer must be the configured one
+// (a trailing slash aside), or, for a provider whose row allows it, a multi-tenant template
+// on the same host.
+func (c *OIDC) load(ctx context.Context) (*discovered, error) {
+	var meta oidc.ProviderConfig
+	if err := getJSON(ctx, c.client, wellKnown(c.issuer), "", &meta); err != nil {
+		return nil, err
 	}
-	_ = p.Claims(&meta)
-	ep := p.Endpoint()
-	if ep.AuthURL == "" || ep.TokenURL == "" {
-		c.lastErr = fmt.Errorf("discover %s: %w: discovery document lacks authorization or token endpoint", c.issuer, ErrUnavailable)
-		return nil, c.lastErr
+	template := ""
+	switch {
+	case meta.IssuerURL == c.issuer:
+	case strings.TrimSuffix(meta.IssuerURL, "/") == strings.TrimSuffix(c.issuer, "/"):
+		// The operator wrote the issuer with or without its trailing slash: ID tokens carry
+		// the provider's spelling.
+	case c.provider.IssuerTemplate && sameHost(meta.IssuerURL, c.issuer) && strings.Count(meta.IssuerURL, tenantPlaceholder) == 1:
+		template = meta.IssuerURL
+	default:
+		return nil, fmt.Errorf("the discovery document names issuer %q, not %q", meta.IssuerURL, c.issuer)
 	}
-	c.d = &discovered{
+	if meta.AuthURL == "" || meta.TokenURL == "" || meta.JWKSURL == "" {
+		return nil, errors.New("discovery document lacks the authorization, token or jwks endpoint")
+	}
+	p := meta.NewProvider(oidc.ClientContext(ctx, c.client))
+	return &discovered{
 		provider: p,
-		verifier: p.Verifier(&oidc.Config{ClientID: c.clientID, Now: c.opts.now}),
+		verifier: p.Verifier(&oidc.Config{ClientID: c.clientID, Now: c.opts.now, SkipIssuerCheck: template != ""}),
 		oauth: &oauth2.Config{
 			ClientID:     c.clientID,
 			ClientSecret: c.clientSecret,
-			Endpoint:     ep,
+			Endpoint:     p.Endpoint(),
 			RedirectURL:  c.redirectURL,
 			Scopes:       c.scopes,
 		},
-		userInfo: meta.UserInfo != "",
+		userInfo: meta.UserInfoURL != "",
+		template: template,
+	}, nil
+}
+
+// tenantPlaceholder is the tenant's place in a multi-tenant issuer template.
+const tenantPlaceholder = "{tenantid}"
+
+func sameHost(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && ua.Scheme == ub.Scheme && strings.EqualFold(ua.Host, ub.Host)
+}
+
+// checkTemplateIssuer accepts an ID token of a multi-tenant issuer only when its iss is the
+// template with the token's own tid: a token of one tenant cannot claim another's issuer.
+func checkTemplateIssuer(template, iss string, claims map[string]any) error {
+	tid, _ := claims["tid"].(string)
+	if tid == "" || !validTenantID(tid) {
+		return fmt.Errorf("%w: the ID token of a multi-tenant issuer has no valid tid", ErrInvalidResponse)
 	}
-	c.lastErr = nil
-	return c.d, nil
+	if want := strings.Replace(template, tenantPlaceholder, tid, 1); iss != want {
+		return fmt.Errorf("%w: ID token issuer %q is not the tenant's issuer %q", ErrInvalidResponse, iss, want)
+	}
+	return nil
+}
+
+func validTenantID(s string) bool {
+	if len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // AuthCodeURL implements Connector.
@@ -134,10 +199,12 @@ func (c *OIDC) AuthCodeURL(ctx context.Context, state, nonce, pkceVerifier strin
 	if err != nil {
 		return "", err
 	}
+	if err := c.health.check(ctx); err != nil {
+		return "", err
+	}
 	opts := make([]oauth2.AuthCodeOption, 0, len(c.params)+2)
 	for k, v := range c.params {
-		switch k {
-		case "state", "nonce", "code_challenge", "code_challenge_method", "client_id", "redirect_uri", "response_type", "scope":
+		if protocolParam(k) {
 			continue // never let configuration override the protocol parameters
 		}
 		opts = append(opts, oauth2.SetAuthURLParam(k, v))
@@ -154,8 +221,9 @@ func (c *OIDC) Exchange(ctx context.Context, code, pkceVerifier, nonce string) (
 	}
 	tok, err := d.oauth.Exchange(oidc.ClientContext(ctx, c.client), code, oauth2.VerifierOption(pkceVerifier))
 	if err != nil {
-		return Identity{}, Tokens{}, fmt.Errorf("exchange code: %w", classify(err))
+		return Identity{}, Tokens{}, fmt.Errorf("exchange code: %w", c.health.seen(classify(err)))
 	}
+	c.health.seen(nil)
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
 		return Identity{}, Tokens{}, fmt.Errorf("exchange code: %w: the token response has no id_token", ErrInvalidResponse)
@@ -171,16 +239,29 @@ func (c *OIDC) Exchange(ctx context.Context, code, pkceVerifier, nonce string) (
 	if err := idt.Claims(&claims); err != nil {
 		return Identity{}, Tokens{}, fmt.Errorf("verify id token: %w: %v", ErrInvalidResponse, err)
 	}
+	if d.template != "" {
+		if err := checkTemplateIssuer(d.template, idt.Issuer, claims); err != nil {
+			return Identity{}, Tokens{}, fmt.Errorf("verify id token: %w", err)
+		}
+	}
 	if err := c.mergeUserInfo(ctx, d, tok, idt.Subject, claims); err != nil {
 		return Identity{}, Tokens{}, err
 	}
-	return identityFrom(claims, c.provider), tokensFrom(tok, raw), nil
+	id := identityFrom(claims, c.provider)
+	if c.provider.NameFromUserParam && id.Name == "" {
+		id.Name = nameFromUserParam(UserParam(ctx))
+		if id.Name != "" {
+			id.Claims["name"] = id.Name
+		}
+	}
+	c.warnings(ctx, tok, claims)
+	return id, tokensFrom(tok, raw), nil
 }
 
 // Refresh implements Connector.
 func (c *OIDC) Refresh(ctx context.Context, t Tokens) (Identity, Tokens, error) {
 	if t.RefreshToken == "" {
-		return Identity{}, Tokens{}, fmt.Errorf("refresh: %w: no refresh token was issued (request the offline_access scope)", ErrRefused)
+		return Identity{}, Tokens{}, fmt.Errorf("refresh: %w: the provider issued no refresh token at sign-in (%s)", ErrRefused, c.provider.RefreshFix)
 	}
 	d, err := c.discover(ctx)
 	if err != nil {
@@ -189,8 +270,9 @@ func (c *OIDC) Refresh(ctx context.Context, t Tokens) (Identity, Tokens, error) 
 	// A token without access token is never valid, so the source refreshes at once.
 	tok, err := d.oauth.TokenSource(oidc.ClientContext(ctx, c.client), &oauth2.Token{RefreshToken: t.RefreshToken}).Token()
 	if err != nil {
-		return Identity{}, Tokens{}, fmt.Errorf("refresh: %w", classify(err))
+		return Identity{}, Tokens{}, fmt.Errorf("refresh: %w", c.health.seen(classify(err)))
 	}
+	c.health.seen(nil)
 	claims := map[string]any{}
 	subject := ""
 	raw, _ := tok.Extra("id_token").(string)
@@ -201,6 +283,11 @@ func (c *OIDC) Refresh(ctx context.Context, t Tokens) (Identity, Tokens, error) 
 		}
 		if err := idt.Claims(&claims); err != nil {
 			return Identity{}, Tokens{}, fmt.Errorf("refresh: verify id token: %w: %v", ErrInvalidResponse, err)
+		}
+		if d.template != "" {
+			if err := checkTemplateIssuer(d.template, idt.Issuer, claims); err != nil {
+				return Identity{}, Tokens{}, fmt.Errorf("refresh: verify id token: %w", err)
+			}
 		}
 		subject = idt.Subject
 	} else {

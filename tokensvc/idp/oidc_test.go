@@ -285,10 +285,9 @@ func TestNew_SelectsProvider(t *testing.T) {
 		{"google", "", "https://accounts.google.com", ""},
 		{"gitlab", "", "https://gitlab.com", ""},
 		{"apple", "", "https://appleid.apple.com", ""},
-		{"okta", "https://example.okta.com/", "https://example.okta.com", ""},
+		{"okta", "https://example.okta.com/", "https://example.okta.com/", ""},
 		{"oidc", "", "", "idp_provider_url: is required"},
 		{"azure", "", "", "idp_provider_url: is required"},
-		{"github", "", "", "github is not supported yet"},
 		{"hosted", "", "", "not available"},
 	}
 	for _, tc := range cases {

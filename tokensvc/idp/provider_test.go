@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,9 +34,18 @@ type fakeProvider struct {
 	userinfo  map[string]any       // extra userinfo claims
 	mutate    func(map[string]any) // changes ID token claims before signing
 	noRotate  bool
+	noRefresh bool              // issue no refresh token at all
 	signKey   *ecdsa.PrivateKey // signs ID tokens instead of key, when set
 	tokenFail int               // status the token endpoint answers with, when set
 	discovery int               // discovery requests served
+	// iss is the issuer the gateway is configured with (default the server's URL);
+	// discoIss the issuer of the discovery document (default iss), tokenIss the iss of ID
+	// tokens (default discoIss). Discovery is served under any path.
+	iss, discoIss, tokenIss string
+	// secret is the client secret the token endpoint wants (default fakeClientSecret).
+	secret string
+	// lastToken is the form of the last token request.
+	lastToken map[string]string
 }
 
 type fakeCode struct {
@@ -59,7 +69,13 @@ func newFakeProvider(t *testing.T) *fakeProvider {
 		claims: map[string]any{}, userinfo: map[string]any{},
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /.well-known/openid-configuration", p.serveDiscovery)
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/.well-known/openid-configuration") {
+			http.NotFound(w, r)
+			return
+		}
+		p.serveDiscovery(w, r)
+	})
 	mux.HandleFunc("GET /jwks", p.serveJWKS)
 	mux.HandleFunc("POST /token", p.serveToken)
 	mux.HandleFunc("GET /userinfo", p.serveUserInfo)
@@ -68,7 +84,26 @@ func newFakeProvider(t *testing.T) *fakeProvider {
 	return p
 }
 
-func (p *fakeProvider) issuer() string { return p.srv.URL }
+func (p *fakeProvider) issuer() string {
+	if p.iss != "" {
+		return p.iss
+	}
+	return p.srv.URL
+}
+
+func (p *fakeProvider) discoveryIssuer() string {
+	if p.discoIss != "" {
+		return p.discoIss
+	}
+	return p.issuer()
+}
+
+func (p *fakeProvider) tokenIssuer() string {
+	if p.tokenIss != "" {
+		return p.tokenIss
+	}
+	return p.discoveryIssuer()
+}
 
 // issueCode records a code as the provider's login page would after the user signed in.
 func (p *fakeProvider) issueCode(subject, challenge, nonce string) string {
@@ -89,11 +124,11 @@ func (p *fakeProvider) serveDiscovery(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, map[string]any{
-		"issuer":                                p.issuer(),
-		"authorization_endpoint":                p.issuer() + "/authorize",
-		"token_endpoint":                        p.issuer() + "/token",
-		"jwks_uri":                              p.issuer() + "/jwks",
-		"userinfo_endpoint":                     p.issuer() + "/userinfo",
+		"issuer":                                p.discoveryIssuer(),
+		"authorization_endpoint":                p.srv.URL + "/authorize",
+		"token_endpoint":                        p.srv.URL + "/token",
+		"jwks_uri":                              p.srv.URL + "/jwks",
+		"userinfo_endpoint":                     p.srv.URL + "/userinfo",
 		"id_token_signing_alg_values_supported": []string{"ES256"},
 		"response_types_supported":              []string{"code"},
 		"subject_types_supported":               []string{"public"},
@@ -117,7 +152,16 @@ func (p *fakeProvider) serveToken(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		id, secret = r.PostFormValue("client_id"), r.PostFormValue("client_secret")
 	}
-	if id != fakeClientID || secret != fakeClientSecret {
+	_ = r.ParseForm()
+	p.lastToken = map[string]string{}
+	for k := range r.PostForm {
+		p.lastToken[k] = r.PostForm.Get(k)
+	}
+	want := fakeClientSecret
+	if p.secret != "" {
+		want = p.secret
+	}
+	if id != fakeClientID || secret != want {
 		oauthError(w, http.StatusUnauthorized, "invalid_client")
 		return
 	}
@@ -149,7 +193,7 @@ func (p *fakeProvider) serveToken(w http.ResponseWriter, r *http.Request) {
 	at := rand.Text()
 	p.access[at] = subject
 	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600, "id_token": p.idToken(subject, nonce)}
-	if !p.noRotate || r.PostFormValue("grant_type") == "authorization_code" {
+	if !p.noRefresh && (!p.noRotate || r.PostFormValue("grant_type") == "authorization_code") {
 		rt := rand.Text()
 		p.refresh[rt] = subject
 		resp["refresh_token"] = rt
@@ -161,7 +205,7 @@ func (p *fakeProvider) serveToken(w http.ResponseWriter, r *http.Request) {
 func (p *fakeProvider) idToken(subject, nonce string) string {
 	now := p.now()
 	c := map[string]any{
-		"iss": p.issuer(), "sub": subject, "aud": fakeClientID,
+		"iss": p.tokenIssuer(), "sub": subject, "aud": fakeClientID,
 		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix(),
 		"email": subject + "@example.com", "email_verified": true, "name": "User " + subject,
 		"groups": []string{"eng", "ops"},

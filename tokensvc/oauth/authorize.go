@@ -120,8 +120,19 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 	}
 	req.SessionID = sess.ID
 	s.touchClient(ctx, client)
+	// Pattern 2: the user connects the upstream accounts this client's MCP servers need
+	// before the client gets a code, then comes back to this request.
+	if s.upstream != nil && !promptNone {
+		returnTo := paths.Authorize + "?" + r.URL.RawQuery
+		if r.Method == http.MethodPost {
+			returnTo = paths.Authorize + "?" + params.Encode()
+		}
+		if s.upstream.BeforeCode(w, r, sess, req.Resource, returnTo) {
+			return
+		}
+	}
 
-	if client.Kind == store.ClientStatic {
+	if !s.showsConsent(client) {
 		s.issueCode(w, r, req, sess)
 		return
 	}
@@ -154,18 +165,21 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 		return
 	}
 	renderConsent(w, r, consentPage{
-		ClientName:   displayName(client),
-		Unverified:   client.Name != "",
-		ClientID:     client.ID,
-		User:         userLabel(sess),
-		Issuer:       h.Origin,
-		RedirectHost: redirectLabel(redirectURI),
-		Resource:     resourceLabel(req.Resource),
-		AllServers:   req.Resource == "",
-		Scope:        req.Scope,
-		Action:       paths.Consent,
-		CSRF:         s.sessions.CSRFToken(r),
-		Request:      handle,
+		ClientName:    displayName(client),
+		Unverified:    client.Name != "" && client.Kind != store.ClientStatic,
+		ClientID:      client.ID,
+		User:          userLabel(sess),
+		Issuer:        h.Origin,
+		RedirectHost:  redirectLabel(redirectURI),
+		Publisher:     publisherOf(client),
+		LocalRedirect: isLocalRedirect(redirectURI),
+		RedirectURIs:  registeredRedirects(client),
+		Resource:      resourceLabel(req.Resource),
+		AllServers:    req.Resource == "",
+		Scope:         req.Scope,
+		Action:        paths.Consent,
+		CSRF:          s.sessions.CSRFToken(r),
+		Request:       handle,
 	})
 }
 
@@ -219,10 +233,7 @@ func (s *Server) approvedInSession(ctx context.Context, sessionID, clientID stri
 func (s *Server) validateAuthParams(params url.Values, client store.Client, h *hosts.Host) (authRequest, string, string) {
 	var req authRequest
 	for name, vals := range params {
-		if len(vals) > 1 {
-			if name == "resource" {
-				return req, errInvalidTarget, "only one resource may be requested"
-			}
+		if len(vals) > 1 && name != "resource" { // several resource values must name one route
 			return req, errInvalidRequest, "parameter " + printable(name) + " is repeated"
 		}
 	}
@@ -259,30 +270,27 @@ func (s *Server) validateAuthParams(params url.Values, client store.Client, h *h
 	}
 	req.CodeChallenge = challenge
 	if params.Has("resource") {
-		res, ok := resolveResource(h, params.Get("resource"))
-		if !ok {
-			return req, errInvalidTarget, "resource is not an MCP server of this host"
+		res, oerr := resolveResources(h, params["resource"])
+		if oerr != nil {
+			return req, oerr.code, oerr.description
 		}
 		req.Resource = res
+	}
+	if req.Resource == "" {
+		req.Resource = s.defaultResource(client.ID)
+	}
+	if !s.clientMayUse(client.ID, req.Resource) {
+		return req, errInvalidTarget, "this client may obtain tokens only for the MCP servers the operator listed for it; name one of them as resource"
+	}
+	if req.Resource != "" && !hostServes(h, req.Resource) {
+		return req, errInvalidTarget, "this client's MCP server is on another host: authorize at that host"
 	}
 	scopes, ok := parseScope(params.Get("scope"))
 	if !ok {
 		return req, errInvalidScope, "scope is malformed"
 	}
-	req.Scope = strings.Join(grantableScopes(scopes), " ")
+	req.Scope = grantScope(scopes, client)
 	return req, "", ""
-}
-
-// grantableScopes returns the requested scopes this server grants, in the
-// order requested; others are ignored (RFC 6749 §3.3).
-func grantableScopes(requested []string) []string {
-	var out []string
-	for _, sc := range requested {
-		if slices.Contains(supportedScopes, sc) {
-			out = append(out, sc)
-		}
-	}
-	return out
 }
 
 // consentAction is what a consent form submission asks for.
@@ -431,6 +439,32 @@ func displayName(c store.Client) string {
 		}
 	}
 	return "An unnamed application"
+}
+
+// publisherOf is the host of a metadata-document client's URL: who vouches for its name.
+func publisherOf(c store.Client) string {
+	if c.Kind != store.ClientMetadataDocument {
+		return ""
+	}
+	if u, err := url.Parse(c.ID); err == nil {
+		return u.Host
+	}
+	return ""
+}
+
+// isLocalRedirect reports whether the redirect URI is on a loopback host.
+func isLocalRedirect(redirectURI string) bool {
+	u, err := url.Parse(redirectURI)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && isLoopbackRedirectHost(u.Hostname())
+}
+
+// registeredRedirects lists the redirect URIs the consent page shows: those of clients that
+// anyone may set up (dynamic and metadata-document clients).
+func registeredRedirects(c store.Client) []string {
+	if c.Kind == store.ClientStatic {
+		return nil
+	}
+	return c.RedirectURIs
 }
 
 func userLabel(s *store.Session) string {

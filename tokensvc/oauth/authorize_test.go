@@ -223,7 +223,7 @@ func TestAuthorize_ConsentPageIsSafe(t *testing.T) {
 	}
 	var req authRequest
 	_ = json.Unmarshal(ot.Payload, &req)
-	if req.SessionID != sess.ID || req.Issuer != issuer || req.Resource != resMain || req.Scope != "offline_access" {
+	if req.SessionID != sess.ID || req.Issuer != issuer || req.Resource != resMain || req.Scope != "mcp offline_access" {
 		t.Errorf("stored request %+v", req)
 	}
 	if !ot.ExpiresAt.Equal(store.Time(e.clock.Now().Add(10 * time.Minute))) {

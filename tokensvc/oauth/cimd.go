@@ -167,8 +167,15 @@ type documentResolver struct {
 
 type cachedDocument struct {
 	id      string
-	client  store.Client
+	doc     metadataDocument
 	expires time.Time
+}
+
+// metadataDocument is the client a client ID metadata document describes, with what the
+// store.Client does not hold: the jwks_uri of a private_key_jwt client.
+type metadataDocument struct {
+	client  store.Client
+	jwksURI string
 }
 
 func newDocumentResolver(c *http.Client, now func() time.Time, log *slog.Logger, max int) *documentResolver {
@@ -178,6 +185,12 @@ func newDocumentResolver(c *http.Client, now func() time.Time, log *slog.Logger,
 // resolve returns the client described by the document at clientID, from
 // the cache or by fetching it. The caller has checked the URL and domain.
 func (d *documentResolver) resolve(ctx context.Context, clientID string) (store.Client, error) {
+	doc, err := d.resolveDocument(ctx, clientID)
+	return doc.client, err
+}
+
+// resolveDocument is resolve with the document's jwks_uri.
+func (d *documentResolver) resolveDocument(ctx context.Context, clientID string) (metadataDocument, error) {
 	if c, ok := d.cached(clientID); ok {
 		return c, nil
 	}
@@ -188,7 +201,7 @@ func (d *documentResolver) resolve(ctx context.Context, clientID string) (store.
 		c, ttl, outcome, err := d.fetch(context.WithoutCancel(ctx), clientID)
 		d.events.MetadataDocumentFetch(outcome)
 		if err != nil {
-			return store.Client{}, err
+			return metadataDocument{}, err
 		}
 		if ttl > 0 {
 			d.put(clientID, c, d.now().Add(ttl))
@@ -196,35 +209,35 @@ func (d *documentResolver) resolve(ctx context.Context, clientID string) (store.
 		return c, nil
 	})
 	if err != nil {
-		return store.Client{}, err
+		return metadataDocument{}, err
 	}
-	return v.(store.Client), nil
+	return v.(metadataDocument), nil
 }
 
-func (d *documentResolver) cached(id string) (store.Client, bool) {
+func (d *documentResolver) cached(id string) (metadataDocument, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	e, ok := d.index[id]
 	if !ok {
-		return store.Client{}, false
+		return metadataDocument{}, false
 	}
 	cd := e.Value.(*cachedDocument)
 	if !d.now().Before(cd.expires) {
 		d.lru.Remove(e)
 		delete(d.index, id)
-		return store.Client{}, false
+		return metadataDocument{}, false
 	}
 	d.lru.MoveToFront(e)
-	return cd.client, true
+	return cd.doc, true
 }
 
-func (d *documentResolver) put(id string, c store.Client, expires time.Time) {
+func (d *documentResolver) put(id string, c metadataDocument, expires time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if e, ok := d.index[id]; ok {
 		d.lru.Remove(e)
 	}
-	d.index[id] = d.lru.PushFront(&cachedDocument{id: id, client: c, expires: expires})
+	d.index[id] = d.lru.PushFront(&cachedDocument{id: id, doc: c, expires: expires})
 	for d.lru.Len() > d.max {
 		last := d.lru.Back()
 		d.lru.Remove(last)
@@ -234,7 +247,7 @@ func (d *documentResolver) put(id string, c store.Client, expires time.Time) {
 
 // fetch downloads and validates the document; the duration is how long it
 // may be cached (zero: not at all), outcome one of the Document* constants.
-func (d *documentResolver) fetch(ctx context.Context, clientID string) (c store.Client, ttl time.Duration, outcome string, err error) {
+func (d *documentResolver) fetch(ctx context.Context, clientID string) (c metadataDocument, ttl time.Duration, outcome string, err error) {
 	c, ttl, err = d.download(ctx, clientID)
 	switch {
 	case err == nil:
@@ -255,62 +268,63 @@ type unreachableError struct{ error }
 
 func (e unreachableError) Unwrap() error { return e.error }
 
-func (d *documentResolver) download(ctx context.Context, clientID string) (store.Client, time.Duration, error) {
+func (d *documentResolver) download(ctx context.Context, clientID string) (metadataDocument, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, clientID, nil)
 	if err != nil {
-		return store.Client{}, 0, fmt.Errorf("%w: %v", errClientDocument, err)
+		return metadataDocument{}, 0, fmt.Errorf("%w: %v", errClientDocument, err)
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := d.client.Do(req)
 	if err != nil {
 		if errors.Is(err, ErrForbiddenAddress) {
-			return store.Client{}, 0, fmt.Errorf("%w: its host resolves to a non-public address: %w", errClientDocument, ErrForbiddenAddress)
+			return metadataDocument{}, 0, fmt.Errorf("%w: its host resolves to a non-public address: %w", errClientDocument, ErrForbiddenAddress)
 		}
 		d.log.InfoContext(ctx, "oauth: fetch client ID metadata document", "client_id", clientID, "error", err)
-		return store.Client{}, 0, unreachableError{fmt.Errorf("%w: it could not be fetched", errClientDocument)}
+		return metadataDocument{}, 0, unreachableError{fmt.Errorf("%w: it could not be fetched", errClientDocument)}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return store.Client{}, 0, fmt.Errorf("%w: the document server answered HTTP %d", errClientDocument, resp.StatusCode)
+		return metadataDocument{}, 0, fmt.Errorf("%w: the document server answered HTTP %d", errClientDocument, resp.StatusCode)
 	}
 	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-		return store.Client{}, 0, fmt.Errorf("%w: the document is not served as application/json", errClientDocument)
+		return metadataDocument{}, 0, fmt.Errorf("%w: the document is not served as application/json", errClientDocument)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
 	if err != nil {
-		return store.Client{}, 0, fmt.Errorf("%w: it could not be read", errClientDocument)
+		return metadataDocument{}, 0, fmt.Errorf("%w: it could not be read", errClientDocument)
 	}
 	if len(body) > maxBodyBytes {
-		return store.Client{}, 0, fmt.Errorf("%w: the document is larger than %d bytes", errClientDocument, maxBodyBytes)
+		return metadataDocument{}, 0, fmt.Errorf("%w: the document is larger than %d bytes", errClientDocument, maxBodyBytes)
 	}
 	c, err := parseDocument(body, clientID)
 	if err != nil {
-		return store.Client{}, 0, err
+		return metadataDocument{}, 0, err
 	}
 	return c, cacheTTL(resp.Header.Get("Cache-Control")), nil
 }
 
 // parseDocument validates a client ID metadata document fetched from
 // clientID. Its client_id must equal the URL exactly; the client is public
-// (token_endpoint_auth_method none): a document cannot hold a shared secret.
-func parseDocument(body []byte, clientID string) (store.Client, error) {
+// (token_endpoint_auth_method none) or authenticates with private_key_jwt and
+// the keys at its jwks_uri: a document cannot hold a shared secret.
+func parseDocument(body []byte, clientID string) (metadataDocument, error) {
 	var doc struct {
 		ClientID *string `json:"client_id"`
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
-		return store.Client{}, fmt.Errorf("%w: the document is not a JSON object", errClientDocument)
+		return metadataDocument{}, fmt.Errorf("%w: the document is not a JSON object", errClientDocument)
 	}
 	if doc.ClientID == nil || *doc.ClientID != clientID {
-		return store.Client{}, fmt.Errorf("%w: its client_id does not equal the URL it was fetched from", errClientDocument)
+		return metadataDocument{}, fmt.Errorf("%w: its client_id does not equal the URL it was fetched from", errClientDocument)
 	}
 	m, oerr := parseClientMetadata(body, authNone)
 	if oerr != nil {
-		return store.Client{}, fmt.Errorf("%w: %s", errClientDocument, oerr.description)
+		return metadataDocument{}, fmt.Errorf("%w: %s", errClientDocument, oerr.description)
 	}
-	if m.TokenEndpointAuthMethod != authNone {
-		return store.Client{}, fmt.Errorf("%w: token_endpoint_auth_method must be none for a metadata document client", errClientDocument)
+	if m.TokenEndpointAuthMethod != authNone && m.TokenEndpointAuthMethod != authPrivateKeyJWT {
+		return metadataDocument{}, fmt.Errorf("%w: token_endpoint_auth_method must be none or private_key_jwt for a metadata document client (a document cannot hold a secret)", errClientDocument)
 	}
-	return store.Client{
+	return metadataDocument{jwksURI: m.JWKSURI, client: store.Client{
 		ID:                      clientID,
 		Kind:                    store.ClientMetadataDocument,
 		Name:                    m.ClientName,
@@ -319,7 +333,7 @@ func parseDocument(body []byte, clientID string) (store.Client, error) {
 		ResponseTypes:           m.ResponseTypes,
 		TokenEndpointAuthMethod: m.TokenEndpointAuthMethod,
 		Scope:                   m.Scope,
-	}, nil
+	}}, nil
 }
 
 // cacheTTL reads how long a document may be cached from Cache-Control:

@@ -266,8 +266,12 @@ func TestClientIDDocument_FlowAndCache(t *testing.T) {
 func TestClientIDDocument_RefusedDocuments(t *testing.T) {
 	t.Parallel()
 	d := newDocServer(t)
-	e := newEnv(t, WithDocumentClient(loopbackDocClient(d, 300*time.Millisecond)))
+	// The short bound is only for /slow.json; the other documents get a generous one so that
+	// a loaded machine cannot turn their refusal into a time-out.
+	e := newEnv(t, WithDocumentClient(loopbackDocClient(d, 10*time.Second)))
+	slow := newEnv(t, WithDocumentClient(loopbackDocClient(d, 300*time.Millisecond)))
 	sess := e.newSession("alice")
+	slowSess := slow.newSession("alice")
 	cases := []struct{ path, want string }{
 		{"/redirect.json", "could not be fetched"},
 		{"/big.json", "larger than 65536 bytes"},
@@ -280,7 +284,11 @@ func TestClientIDDocument_RefusedDocuments(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.path, func(t *testing.T) {
-			rec := e.get(issuer+paths.Authorize+"?"+docParams(d.base()+tc.path).Encode(), sess.ID)
+			env, id := e, sess.ID
+			if tc.path == "/slow.json" {
+				env, id = slow, slowSess.ID
+			}
+			rec := env.get(issuer+paths.Authorize+"?"+docParams(d.base()+tc.path).Encode(), id)
 			if rec.Code != http.StatusBadRequest || rec.Header().Get("Location") != "" {
 				t.Fatalf("status %d Location %q", rec.Code, rec.Header().Get("Location"))
 			}
@@ -418,6 +426,6 @@ func TestDocumentResolver_CacheIsBounded(t *testing.T) {
 	}
 }
 
-func docClient(id string) store.Client {
-	return store.Client{ID: id, Kind: store.ClientMetadataDocument}
+func docClient(id string) metadataDocument {
+	return metadataDocument{client: store.Client{ID: id, Kind: store.ClientMetadataDocument}}
 }

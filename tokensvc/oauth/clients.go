@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpmesh/gateway/tokensvc/hosts"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 )
@@ -23,6 +24,9 @@ var errUnknownClient = errors.New("unknown client")
 // Errors wrap errUnknownClient, errClientIDDomain or errClientDocument, or
 // are storage failures.
 func (s *Server) lookupClient(ctx context.Context, id string) (store.Client, error) {
+	if c, ok := s.configuredClient(id); ok {
+		return c.client, nil
+	}
 	if isURLClientID(id) {
 		// The allowlist is checked first, so that any URL outside it gets
 		// the administrator's message, then the URL's shape.
@@ -66,6 +70,12 @@ func (s *Server) clientPost(w http.ResponseWriter, r *http.Request) (url.Values,
 }
 
 func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form url.Values) (store.Client, *oauthError) {
+	if form.Has("client_assertion") || form.Has("client_assertion_type") {
+		if r.Header.Get("Authorization") != "" || form.Has("client_secret") {
+			return store.Client{}, newError(errInvalidRequest, "use only one client authentication method")
+		}
+		return s.authenticateAssertion(ctx, r, form)
+	}
 	var (
 		id, presented  string
 		used           = authNone
@@ -115,6 +125,52 @@ func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form u
 		}
 	}
 	s.touchClient(ctx, c)
+	return c, nil
+}
+
+// authenticateAssertion authenticates a client by private_key_jwt (assertion.go): a client
+// identified by a client ID metadata document that names private_key_jwt and a jwks_uri in
+// mcp_allowed_client_id_domains.
+func (s *Server) authenticateAssertion(ctx context.Context, r *http.Request, form url.Values) (store.Client, *oauthError) {
+	if form.Get("client_assertion_type") != clientAssertionTypeJWT {
+		return store.Client{}, invalidClient("client_assertion_type must be "+clientAssertionTypeJWT, false)
+	}
+	pa, err := parseClientAssertion(form.Get("client_assertion"))
+	if err != nil {
+		return store.Client{}, invalidClient(err.Error(), false)
+	}
+	if id := form.Get("client_id"); id != "" && id != pa.clientID {
+		return store.Client{}, invalidClient("client_id differs from the client assertion's sub", false)
+	}
+	if !isURLClientID(pa.clientID) {
+		return store.Client{}, invalidClient("private_key_jwt is for clients identified by a client ID metadata document", false)
+	}
+	c, err := s.lookupClient(ctx, pa.clientID)
+	if err != nil {
+		if errors.Is(err, errUnknownClient) || errors.Is(err, errClientIDDomain) || errors.Is(err, errClientDocument) {
+			return store.Client{}, invalidClient("unknown client", false)
+		}
+		s.log.ErrorContext(ctx, "oauth: client lookup", "error", err)
+		return store.Client{}, newError(errServerError, "client lookup failed")
+	}
+	if c.TokenEndpointAuthMethod != authPrivateKeyJWT {
+		return store.Client{}, invalidClient("the client must authenticate with "+c.TokenEndpointAuthMethod, false)
+	}
+	doc, err := s.docs.resolveDocument(ctx, pa.clientID)
+	if err != nil {
+		return store.Client{}, invalidClient("unknown client", false)
+	}
+	if u, err := parseJWKSURI(doc.jwksURI); err != nil || !domainAllowed(s.cfg.MCPAllowedClientIDDomains, u.Hostname()) {
+		return store.Client{}, invalidClient("the client's jwks_uri is not in a domain of mcp_allowed_client_id_domains", false)
+	}
+	if err := s.verifyClientAssertion(ctx, hosts.MustFromContext(ctx), pa, c.ID, doc.jwksURI); err != nil {
+		if errors.Is(err, errAssertion) {
+			s.log.InfoContext(ctx, "oauth: client assertion refused", "client_id", c.ID, "reason", err.Error())
+			return store.Client{}, invalidClient(err.Error(), false)
+		}
+		s.log.ErrorContext(ctx, "oauth: verify client assertion", "client_id", c.ID, "error", err)
+		return store.Client{}, newError(errServerError, "the client assertion could not be checked")
+	}
 	return c, nil
 }
 

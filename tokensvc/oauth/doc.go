@@ -1,15 +1,21 @@
 // Package oauth is the token service's OAuth 2.1 authorization server for MCP
 // clients. It owns, on every route host that has mcp.server routes:
 //
-//   - RFC 8414 authorization server metadata and RFC 9728 protected resource
-//     metadata (path-aware and host-level);
-//   - RFC 7591 dynamic client registration and client ID metadata documents
-//     (URL client IDs, restricted to mcp_allowed_client_id_domains and fetched
-//     through an SSRF-guarded HTTP client);
+//   - RFC 8414 authorization server metadata (also at the OpenID Connect
+//     discovery URL) and RFC 9728 protected resource metadata (path-aware for
+//     every path an MCP server route serves, and host-level);
+//   - pre-registered clients (mcp_clients, configured.go), RFC 7591 dynamic
+//     client registration (with application_type) and client ID metadata
+//     documents (URL client IDs, restricted to mcp_allowed_client_id_domains
+//     and fetched through an SSRF-guarded HTTP client, with private_key_jwt
+//     client authentication against their jwks_uri, assertion.go, jwks.go);
 //   - the authorization endpoint with its consent screen (PKCE S256 only,
 //     exact redirect URI match with the RFC 8252 loopback port exception,
 //     RFC 8707 resource binding, RFC 9207 iss in every response);
-//   - the token endpoint (authorization_code and refresh_token grants, every
+//   - RFC 8707 resource indicators resolved as the data path matches routes
+//     (resource.go) and one scope, mcp (scope.go);
+//   - the token endpoint (authorization_code, refresh_token, and
+//     client_credentials for service identities, service.go; every
 //     client authentication method verified, single-use codes, refresh token
 //     rotation with reuse detection, session revalidation with the identity
 //     provider when the browser session has expired);
@@ -78,11 +84,12 @@
 //     cookie_expiration while a client keeps refreshing.
 //   - A token request may narrow an unbound code or grant to one MCP server
 //     (resource) of the issuing host; it can never widen or change a bound
-//     one. A resource equal to the host's origin binds the token to every
-//     MCP server route of that host. The host-level protected resource
-//     metadata (/.well-known/oauth-protected-resource without a path) names
-//     the origin, as RFC 9728 §3.3 requires and strict clients (the MCP Go
-//     SDK) check.
+//     one. A resource names the route that serves it, the longest from on a
+//     segment boundary (resource.go); the bare origin names the route whose
+//     from it is, or else every MCP server route of that host. The host-level
+//     protected resource metadata (/.well-known/oauth-protected-resource
+//     without a path) names the origin, as RFC 9728 §3.3 requires and strict
+//     clients (the MCP Go SDK) check.
 //   - Clients are global across issuers (the store has no issuer column).
 //     Codes and grants bound to a resource are only redeemable at the issuer
 //     that serves the resource; unbound tokens are valid at every route by

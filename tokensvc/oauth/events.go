@@ -8,6 +8,8 @@ type Events interface {
 	TokensIssued()
 	// ClientTokenIssued: IssueClientToken minted the token of an mcp.client route.
 	ClientTokenIssued()
+	// ServiceTokenIssued: the client_credentials grant issued a service identity's token.
+	ServiceTokenIssued()
 	// TokensRefreshed: a refresh token was rotated and a new access token issued.
 	TokensRefreshed()
 	// RefreshReused: a refresh token that had already been rotated came back; its grant is
@@ -48,6 +50,7 @@ type noEvents struct{}
 
 func (noEvents) TokensIssued()                {}
 func (noEvents) ClientTokenIssued()           {}
+func (noEvents) ServiceTokenIssued()          {}
 func (noEvents) TokensRefreshed()             {}
 func (noEvents) RefreshReused()               {}
 func (noEvents) CodeReplayed()                {}

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"github.com/mcpmesh/gateway/shared/redirecturi"
 	"net/url"
 	"slices"
 	"strings"
@@ -89,6 +90,18 @@ func FuzzParseClientMetadata(f *testing.F) {
 		}
 		if _, ok := parseScope(m.Scope); !ok {
 			t.Fatalf("scope %q", m.Scope)
+		}
+		for _, u := range m.RedirectURIs {
+			if err := redirecturi.ValidateFor(u, m.ApplicationType); err != nil {
+				t.Fatalf("accepted redirect URI %q for application_type %q: %v", u, m.ApplicationType, err)
+			}
+		}
+		if m.TokenEndpointAuthMethod == authPrivateKeyJWT {
+			if _, err := parseJWKSURI(m.JWKSURI); err != nil {
+				t.Fatalf("private_key_jwt with jwks_uri %q: %v", m.JWKSURI, err)
+			}
+		} else if m.JWKSURI != "" {
+			t.Fatalf("jwks_uri kept for %s", m.TokenEndpointAuthMethod)
 		}
 	})
 }

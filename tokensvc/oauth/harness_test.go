@@ -195,6 +195,8 @@ func routeForTest(r chi.Router, srv *Server) {
 		r.Head(paths.AuthorizationServerMetadata, srv.ASMetadata)
 		r.Handle(paths.AuthorizationServerMetadata+"/*", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { notFound(w, r, nil) }))
 		r.Options(paths.AuthorizationServerMetadata+"/*", Preflight)
+		r.Get(paths.OpenIDConfiguration, srv.ASMetadata)
+		r.Handle(paths.OpenIDConfiguration+"/*", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { notFound(w, r, nil) }))
 		r.Get(paths.ProtectedResourceMetadata, srv.PRMetadata)
 		r.Head(paths.ProtectedResourceMetadata, srv.PRMetadata)
 		r.Get(paths.ProtectedResourceMetadata+"/*", srv.PRMetadata)

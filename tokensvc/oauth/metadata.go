@@ -2,18 +2,17 @@ package oauth
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
-	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
 )
 
 // Values advertised in the metadata and enforced by the endpoints.
 var (
-	supportedScopes      = []string{scopeOfflineAccess}
 	supportedGrantTypes  = []string{grantAuthorizationCode, grantRefreshToken}
-	supportedAuthMethods = []string{authNone, authSecretBasic, authSecretPost}
+	supportedAuthMethods = []string{authNone, authSecretBasic, authSecretPost, authPrivateKeyJWT}
 )
 
 // Protocol names.
@@ -27,6 +26,18 @@ const (
 	scopeOfflineAccess     = "offline_access"
 )
 
+// advertisedGrantTypes are the grant types of the AS metadata: those of every client, and
+// client_credentials when a pre-registered client may use it (dynamic registration never
+// grants it).
+func (s *Server) advertisedGrantTypes() []string {
+	for _, c := range s.clients {
+		if slices.Contains(c.client.GrantTypes, grantClientCredentials) {
+			return append(slices.Clone(supportedGrantTypes), grantClientCredentials)
+		}
+	}
+	return supportedGrantTypes
+}
+
 // asMetadata is RFC 8414 authorization server metadata.
 type asMetadata struct {
 	Issuer                                     string   `json:"issuer"`
@@ -39,6 +50,7 @@ type asMetadata struct {
 	GrantTypesSupported                        []string `json:"grant_types_supported"`
 	CodeChallengeMethodsSupported              []string `json:"code_challenge_methods_supported"`
 	TokenEndpointAuthMethodsSupported          []string `json:"token_endpoint_auth_methods_supported"`
+	TokenEndpointAuthSigningAlgValuesSupported []string `json:"token_endpoint_auth_signing_alg_values_supported"`
 	RevocationEndpointAuthMethodsSupported     []string `json:"revocation_endpoint_auth_methods_supported"`
 	ScopesSupported                            []string `json:"scopes_supported"`
 	ClientIDMetadataDocumentSupported          bool     `json:"client_id_metadata_document_supported"`
@@ -64,83 +76,60 @@ func (s *Server) handleASMetadata(w http.ResponseWriter, r *http.Request, h *hos
 		RevocationEndpoint:                         o + paths.Revoke,
 		ResponseTypesSupported:                     []string{responseTypeCode},
 		ResponseModesSupported:                     []string{"query"},
-		GrantTypesSupported:                        supportedGrantTypes,
+		GrantTypesSupported:                        s.advertisedGrantTypes(),
 		CodeChallengeMethodsSupported:              []string{"S256"},
 		TokenEndpointAuthMethodsSupported:          supportedAuthMethods,
+		TokenEndpointAuthSigningAlgValuesSupported: assertionAlgNames(),
 		RevocationEndpointAuthMethodsSupported:     supportedAuthMethods,
-		ScopesSupported:                            supportedScopes,
+		ScopesSupported:                            asScopes,
 		ClientIDMetadataDocumentSupported:          true,
 		AuthorizationResponseIssParameterSupported: true,
 	})
 }
 
-// handlePRMetadata serves RFC 9728 metadata: path-aware
-// (/.well-known/oauth-protected-resource/mcp describes the mcp.server route
-// covering /mcp, the longest path prefix winning) and host-level (the bare
-// path describes the origin: every mcp.server route of the host).
+// handlePRMetadata serves RFC 9728 metadata: path-aware for every path an mcp.server route
+// serves (/.well-known/oauth-protected-resource/mcp/x names https://host/mcp/x, the URL asked
+// about, RFC 9728 §3.1, and describes the route that serves it: the longest path prefix, as
+// the data path's route match), and host-level (the bare path names the origin, RFC 9728
+// §3.3: the route whose from is the bare origin, or else every mcp.server route of the
+// host). The filter's 401 challenge names the metadata URL of the route's own from, whose
+// resource is therefore the route's from, so a client that compares the two (the MCP SDKs
+// do) finds them equal; resource.go binds a token requested for any of these URLs to the
+// route.
 func (s *Server) handlePRMetadata(w http.ResponseWriter, r *http.Request, h *hosts.Host) {
 	suffix := strings.TrimPrefix(r.URL.EscapedPath(), paths.ProtectedResourceMetadata)
-	var (
-		resource, name string
-		ok             bool
-	)
-	if suffix == "" || suffix == "/" {
-		resource, name, ok = hostResource(h)
-	} else {
-		var rt *config.Route
-		rt, ok = routeForPath(h, suffix)
-		if ok {
-			resource, name = rt.Normalized().ID, rt.Name
-		}
+	if suffix == "" {
+		suffix = "/"
 	}
-	if !ok {
+	if !strings.HasPrefix(suffix, "/") {
 		notFound(w, r, h)
 		return
+	}
+	resourceURL := h.Origin + suffix
+	if suffix == "/" {
+		resourceURL = h.Origin
+	}
+	bound, problem := resolveResource(h, resourceURL)
+	if problem != resourceOK {
+		notFound(w, r, h)
+		return
+	}
+	name := ""
+	if rt, ok := serverRoute(h, bound); ok {
+		name = rt.Name
+	} else if routes := h.ServerRoutes(); len(routes) == 1 {
+		name = routes[0].Name
+	}
+	pr, _ := parseResource(resourceURL)
+	resource := h.Origin
+	if pr.path != "/" {
+		resource += pr.path
 	}
 	writeJSON(w, http.StatusOK, prMetadata{
 		Resource:               resource,
 		AuthorizationServers:   []string{h.Origin},
 		BearerMethodsSupported: []string{"header"},
-		ScopesSupported:        supportedScopes,
+		ScopesSupported:        prScopes,
 		ResourceName:           name,
 	})
-}
-
-// hostResource is the resource of the host-level metadata: the origin, as
-// RFC 9728 §3.3 requires (the resource identifier is the URL the well-known
-// path was inserted into, here one without a path; strict clients such as
-// the MCP Go SDK check it). A token requested for it is valid at every
-// mcp.server route of the host. The name is that of the host's MCP server
-// when it has only one.
-func hostResource(h *hosts.Host) (resource, name string, ok bool) {
-	routes := h.ServerRoutes()
-	switch len(routes) {
-	case 0:
-		return "", "", false
-	case 1:
-		return h.Origin, routes[0].Name, true
-	}
-	return h.Origin, "", true
-}
-
-// routeForPath returns the mcp.server route of h whose path prefix covers
-// path (an escaped path starting with "/"), the longest prefix winning.
-func routeForPath(h *hosts.Host, path string) (*config.Route, bool) {
-	if !strings.HasPrefix(path, "/") || strings.Contains(path, "%") || strings.Contains(path, "//") || strings.Contains(path, "/.") {
-		return nil, false
-	}
-	if len(path) > 1 {
-		path = strings.TrimSuffix(path, "/")
-	}
-	var best *config.Route
-	bestLen := -1
-	for _, rt := range h.ServerRoutes() {
-		p := rt.Normalized().PathPrefix
-		if p == "/" || path == p || strings.HasPrefix(path, p+"/") {
-			if len(p) > bestLen {
-				best, bestLen = rt, len(p)
-			}
-		}
-	}
-	return best, best != nil
 }

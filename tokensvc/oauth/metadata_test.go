@@ -31,9 +31,9 @@ func TestMetadata_AuthorizationServer(t *testing.T) {
 		"response_types_supported":                       []any{"code"},
 		"grant_types_supported":                          []any{"authorization_code", "refresh_token"},
 		"code_challenge_methods_supported":               []any{"S256"},
-		"token_endpoint_auth_methods_supported":          []any{"none", "client_secret_basic", "client_secret_post"},
-		"revocation_endpoint_auth_methods_supported":     []any{"none", "client_secret_basic", "client_secret_post"},
-		"scopes_supported":                               []any{"offline_access"},
+		"token_endpoint_auth_methods_supported":          []any{"none", "client_secret_basic", "client_secret_post", "private_key_jwt"},
+		"revocation_endpoint_auth_methods_supported":     []any{"none", "client_secret_basic", "client_secret_post", "private_key_jwt"},
+		"scopes_supported":                               []any{"mcp", "offline_access"},
 		"client_id_metadata_document_supported":          true,
 		"authorization_response_iss_parameter_supported": true,
 	}
@@ -102,7 +102,7 @@ func TestMetadata_ProtectedResource(t *testing.T) {
 		{"path-aware", issuer + paths.ProtectedResourceMetadata + "/mcp", 200, resMain, "Main MCP"},
 		{"second route", issuer + paths.ProtectedResourceMetadata + "/other", 200, resOther, "Other MCP"},
 		{"trailing slash", issuer + paths.ProtectedResourceMetadata + "/mcp/", 200, resMain, "Main MCP"},
-		{"deeper path covered", issuer + paths.ProtectedResourceMetadata + "/mcp/sse", 200, resMain, "Main MCP"},
+		{"deeper path covered names the URL asked about", issuer + paths.ProtectedResourceMetadata + "/mcp/sse", 200, resMain + "/sse", "Main MCP"},
 		{"host-level with several servers names the origin", issuer + paths.ProtectedResourceMetadata, 200, issuer, ""},
 		{"host-level with one server names the origin (RFC 9728 §3.3)", soloIssuer + paths.ProtectedResourceMetadata, 200, soloIssuer, "Solo MCP"},
 		{"host-level with one server, slash", soloIssuer + paths.ProtectedResourceMetadata + "/", 200, soloIssuer, "Solo MCP"},
@@ -133,7 +133,7 @@ func TestMetadata_ProtectedResource(t *testing.T) {
 			}
 			want := prMetadata{
 				Resource: tc.wantResource, AuthorizationServers: []string{origin},
-				BearerMethodsSupported: []string{"header"}, ScopesSupported: []string{"offline_access"},
+				BearerMethodsSupported: []string{"header"}, ScopesSupported: []string{"mcp"},
 				ResourceName: tc.wantName,
 			}
 			if !reflect.DeepEqual(m, want) {

@@ -30,7 +30,10 @@ Only approve if you started this from an application you trust.</p>
 <dl>
 <dt>Application</dt><dd>{{.ClientName}}{{if .Unverified}} <span class="muted">(name chosen by the application)</span>{{end}}</dd>
 <dt>Client ID</dt><dd><code>{{.ClientID}}</code></dd>
-<dt>Returns to</dt><dd><code>{{.RedirectHost}}</code></dd>
+{{if .Publisher}}<dt>Published at</dt><dd><code>{{.Publisher}}</code> <span class="muted">(the host of the application's metadata document, which chose the name above)</span></dd>
+{{end}}<dt>Returns to</dt><dd><code>{{.RedirectHost}}</code>{{if .LocalRedirect}} <span class="muted">(a program on this computer)</span>{{end}}</dd>
+{{if .RedirectURIs}}<dt>Redirect URIs</dt><dd>{{range .RedirectURIs}}<code>{{.}}</code><br>{{end}}<span class="muted">(every address the application registered)</span></dd>
+{{end}}
 <dt>Resource</dt><dd><code>{{.Resource}}</code></dd>
 <dt>Scope</dt><dd>{{if .Scope}}<code>{{.Scope}}</code>{{else}}<span class="muted">none requested</span>{{end}}</dd>
 </dl>
@@ -52,6 +55,12 @@ type errorPage struct {
 type consentPage struct {
 	ClientName, ClientID, User, Issuer, RedirectHost, Resource, Scope string
 	Unverified                                                        bool
+	// Publisher is the host of a client ID metadata document's URL; LocalRedirect is set when
+	// the redirect URI is on a loopback host; RedirectURIs are every redirect URI the client
+	// registered (dynamic and metadata-document clients).
+	Publisher     string
+	LocalRedirect bool
+	RedirectURIs  []string
 	// AllServers is set when the request names no resource: the token will be valid at
 	// every MCP server route of the gateway, not only at Issuer's.
 	AllServers                       bool

@@ -203,12 +203,12 @@ func TestToken_RefreshResourceAndScope(t *testing.T) {
 	f := refreshForm(tr.RefreshToken)
 	f.Set("scope", "")
 	next := tokens(t, e.token(c, f))
-	if next.Scope != "" {
+	if next.Scope != "mcp" {
 		t.Errorf("narrowed scope %q", next.Scope)
 	}
 	f = refreshForm(next.RefreshToken)
 	f.Del("resource")
-	if next = tokens(t, e.token(c, f)); next.Scope != "offline_access" || mustAccess(t, e, next.AccessToken).Resource != resMain {
+	if next = tokens(t, e.token(c, f)); next.Scope != "mcp offline_access" || mustAccess(t, e, next.AccessToken).Resource != resMain {
 		t.Errorf("refresh without resource or scope: %+v", next)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mcpmesh/gateway/shared/redirecturi"
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
@@ -43,6 +44,14 @@ type clientMetadata struct {
 	ResponseTypes           []string `json:"response_types"`
 	ClientName              string   `json:"client_name"`
 	Scope                   string   `json:"scope"`
+	// ApplicationType is web, native or "" (OpenID Connect registration; shared/redirecturi
+	// says what each allows).
+	ApplicationType string `json:"application_type"`
+	// JWKSURI is where a private_key_jwt client publishes its public keys; JWKS (keys by
+	// value) is refused: only client ID metadata documents use private_key_jwt, and their
+	// keys are fetched (assertion.go).
+	JWKSURI string          `json:"jwks_uri"`
+	JWKS    json.RawMessage `json:"jwks"`
 }
 
 // parseClientMetadata decodes a JSON object of client metadata and
@@ -80,8 +89,13 @@ func validateClientMetadata(m *clientMetadata, defaultAuth string) *oauthError {
 	if len(m.RedirectURIs) > maxRedirectURIs {
 		return newError(errInvalidRedirectURI, fmt.Sprintf("at most %d redirect_uris are allowed", maxRedirectURIs))
 	}
+	switch m.ApplicationType {
+	case "", redirecturi.AppWeb, redirecturi.AppNative:
+	default:
+		return newError(errInvalidClientMetadata, "application_type must be web or native, got "+printable(m.ApplicationType))
+	}
 	for i, u := range m.RedirectURIs {
-		if err := validateRedirectURI(u); err != nil {
+		if err := redirecturi.ValidateFor(u, m.ApplicationType); err != nil {
 			return newError(errInvalidRedirectURI, fmt.Sprintf("redirect_uris[%d]: %v", i, err))
 		}
 	}
@@ -114,7 +128,20 @@ func validateClientMetadata(m *clientMetadata, defaultAuth string) *oauthError {
 		m.TokenEndpointAuthMethod = defaultAuth
 	}
 	if !slices.Contains(supportedAuthMethods, m.TokenEndpointAuthMethod) {
-		return newError(errInvalidClientMetadata, "token_endpoint_auth_method: unsupported method "+printable(m.TokenEndpointAuthMethod)+" (supported: none, client_secret_basic, client_secret_post)")
+		return newError(errInvalidClientMetadata, "token_endpoint_auth_method: unsupported method "+printable(m.TokenEndpointAuthMethod)+" (supported: none, client_secret_basic, client_secret_post, private_key_jwt)")
+	}
+	if len(m.JWKS) > 0 && string(m.JWKS) != "null" {
+		return newError(errInvalidClientMetadata, "jwks (keys by value) is not supported: publish the keys at jwks_uri")
+	}
+	if m.TokenEndpointAuthMethod == authPrivateKeyJWT {
+		if m.JWKSURI == "" {
+			return newError(errInvalidClientMetadata, "jwks_uri is required with private_key_jwt")
+		}
+		if _, err := parseJWKSURI(m.JWKSURI); err != nil {
+			return newError(errInvalidClientMetadata, "jwks_uri: "+err.Error())
+		}
+	} else {
+		m.JWKSURI = ""
 	}
 
 	name, ok := cleanClientName(m.ClientName)
@@ -203,6 +230,7 @@ type registrationResponse struct {
 	ResponseTypes           []string `json:"response_types"`
 	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
 	Scope                   string   `json:"scope,omitempty"`
+	ApplicationType         string   `json:"application_type,omitempty"`
 }
 
 // handleRegister is RFC 7591 dynamic client registration.
@@ -222,6 +250,9 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request, h *hosts
 		return
 	}
 	m, oerr := parseClientMetadata(body, authSecretBasic)
+	if oerr == nil && m.TokenEndpointAuthMethod == authPrivateKeyJWT {
+		oerr = newError(errInvalidClientMetadata, "private_key_jwt is available to clients identified by a client ID metadata document (a URL client_id), not to registered ones")
+	}
 	if oerr != nil {
 		s.events.Registration(RegistrationInvalid)
 		writeOAuthError(w, oerr)
@@ -249,6 +280,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request, h *hosts
 		ResponseTypes:           c.ResponseTypes,
 		TokenEndpointAuthMethod: c.TokenEndpointAuthMethod,
 		Scope:                   c.Scope,
+		ApplicationType:         m.ApplicationType,
 	}
 	if c.TokenEndpointAuthMethod != authNone {
 		sec := secret.NewToken()

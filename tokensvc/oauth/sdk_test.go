@@ -145,7 +145,7 @@ func TestGoSDK_AuthorizationCodeFlow(t *testing.T) {
 				t.Fatal(err)
 			}
 			at := mustAccessAt(t, s.env, tok.AccessToken, s.mcpURL)
-			if at.Resource != s.mcpURL || at.Scope != "offline_access" {
+			if at.Resource != s.mcpURL || at.Scope != "mcp offline_access" {
 				t.Errorf("token bound to %q with scope %q", at.Resource, at.Scope)
 			}
 			if tok.RefreshToken == "" {

@@ -89,6 +89,12 @@ type Server struct {
 	trustedProxyHops int
 	// events receives metrics events (WithEvents).
 	events Events
+	// jwks caches the keys of private_key_jwt clients (jwks.go).
+	jwks *jwksCache
+	// clients are the pre-registered clients (mcp_clients) by client ID.
+	clients map[string]configuredClient
+	// upstream chains upstream OAuth before a code is issued (WithUpstream); nil: none.
+	upstream Upstream
 	// reuseInterval is token_service.refresh_token_reuse_interval; successorKey
 	// derives successor refresh tokens (reuse.go).
 	reuseInterval time.Duration
@@ -146,6 +152,7 @@ func New(cfg *config.Config, st store.Store, sessions Sessions, opts ...Option) 
 		accessTTL:  cfg.TokenService.AccessTokenLifetime.D(),
 		refreshTTL: cfg.TokenService.RefreshTokenLifetime.D(),
 		events:     noEvents{},
+		clients:    newConfiguredClients(cfg),
 	}
 	if s.accessTTL <= 0 {
 		s.accessTTL = config.DefaultAccessTokenLifetime
@@ -168,6 +175,7 @@ func New(cfg *config.Config, st store.Store, sessions Sessions, opts ...Option) 
 	}
 	s.docs = newDocumentResolver(s.docClient, s.now, s.log, defaultDocumentCacheSize)
 	s.docs.events = s.events
+	s.jwks = newJWKSCache(s.docClient, s.now, s.log, defaultJWKSCacheSize)
 	return s
 }
 
@@ -184,32 +192,6 @@ func serverRoute(h *hosts.Host, id string) (*config.Route, bool) {
 		}
 	}
 	return nil, false
-}
-
-// resolveResource normalises an RFC 8707 resource indicator and reports
-// whether it names something h serves: one of its mcp.server routes, or its
-// origin (every mcp.server route of the host).
-func resolveResource(h *hosts.Host, raw string) (string, bool) {
-	n, problem := config.NormalizeFrom(raw)
-	if problem != "" {
-		return "", false
-	}
-	if n.ID == h.Origin {
-		return n.ID, true
-	}
-	if _, ok := serverRoute(h, n.ID); ok {
-		return n.ID, true
-	}
-	return "", false
-}
-
-// hostServes reports whether an already normalised resource belongs to h.
-func hostServes(h *hosts.Host, resource string) bool {
-	if resource == h.Origin {
-		return true
-	}
-	_, ok := serverRoute(h, resource)
-	return ok
 }
 
 // touchClient records a use of a dynamically registered client and extends

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
@@ -39,7 +38,7 @@ func readForm(w http.ResponseWriter, r *http.Request) (url.Values, *oauthError) 
 		return nil, newError(errInvalidRequest, "the body is malformed or too large")
 	}
 	for name, vals := range r.PostForm {
-		if len(vals) > 1 {
+		if len(vals) > 1 && name != "resource" { // RFC 8707 allows several resource values
 			return nil, newError(errInvalidRequest, "parameter "+printable(name)+" is repeated")
 		}
 	}
@@ -62,10 +61,12 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request, h *hosts.Ho
 		resp, oerr = s.grantAuthorizationCode(ctx, h, client, form)
 	case grantRefreshToken:
 		resp, oerr = s.grantRefreshToken(ctx, h, client, form)
+	case grantClientCredentials:
+		resp, oerr = s.grantClientCredentials(ctx, h, client, form)
 	case "":
 		oerr = newError(errInvalidRequest, "grant_type is required")
 	default:
-		oerr = newError(errUnsupportedGrantType, "grant_type must be authorization_code or refresh_token")
+		oerr = newError(errUnsupportedGrantType, "grant_type must be authorization_code, refresh_token or client_credentials")
 	}
 	if oerr != nil {
 		if oerr.code == errInvalidGrant {
@@ -113,6 +114,9 @@ func (s *Server) grantAuthorizationCode(ctx context.Context, h *hosts.Host, clie
 	tokenResource, oerr := narrowResource(h, ac.Resource, form)
 	if oerr != nil {
 		return tokenResponse{}, oerr
+	}
+	if !s.clientMayUse(client.ID, tokenResource) {
+		return tokenResponse{}, newError(errInvalidTarget, "this client may not obtain tokens for this MCP server")
 	}
 	// Spend: of concurrent redemptions that all passed the checks, exactly one
 	// takes the code (atomically, across replicas); the others see it gone, as
@@ -169,19 +173,18 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 	if oerr != nil {
 		return tokenResponse{}, oerr
 	}
+	if !s.clientMayUse(client.ID, tokenResource) {
+		return tokenResponse{}, newError(errInvalidTarget, "this client may not obtain tokens for this MCP server")
+	}
 	scope := grant.Scope
 	if form.Has("scope") {
 		req, ok := parseScope(form.Get("scope"))
-		granted, _ := parseScope(grant.Scope)
 		if !ok {
 			return tokenResponse{}, newError(errInvalidScope, "scope is malformed")
 		}
-		for _, sc := range req {
-			if !slices.Contains(granted, sc) {
-				return tokenResponse{}, newError(errInvalidScope, "scope exceeds the scope of the grant")
-			}
+		if scope, ok = narrowScope(grant.Scope, req); !ok {
+			return tokenResponse{}, newError(errInvalidScope, "scope exceeds the scope of the grant")
 		}
-		scope = strings.Join(req, " ")
 	}
 	var sess store.Session
 	if grant.SessionID != "" {
@@ -242,9 +245,9 @@ func narrowResource(h *hosts.Host, bound string, form url.Values) (string, *oaut
 	if !form.Has("resource") {
 		return bound, nil
 	}
-	res, ok := resolveResource(h, form.Get("resource"))
-	if !ok {
-		return "", newError(errInvalidTarget, "resource is not an MCP server of this host")
+	res, oerr := resolveResources(h, form["resource"])
+	if oerr != nil {
+		return "", oerr
 	}
 	if bound != "" && res != bound {
 		return "", newError(errInvalidTarget, "resource differs from the one authorized")

@@ -30,7 +30,7 @@ func TestToken_AuthorizationCodeFlowIssuesBoundTokens(t *testing.T) {
 	if h.Get("Content-Type") != "application/json" || h.Get("Cache-Control") != "no-store" || h.Get("Pragma") != "no-cache" {
 		t.Errorf("headers %v", h)
 	}
-	if tr.TokenType != "Bearer" || tr.ExpiresIn != 3600 || tr.AccessToken == "" || tr.RefreshToken == "" || tr.Scope != "offline_access" {
+	if tr.TokenType != "Bearer" || tr.ExpiresIn != 3600 || tr.AccessToken == "" || tr.RefreshToken == "" || tr.Scope != "mcp offline_access" {
 		t.Fatalf("response %+v", tr)
 	}
 	ctx := context.Background()
@@ -306,7 +306,7 @@ func TestToken_RequestErrors(t *testing.T) {
 		{"JSON body", post("application/json", `{"grant_type":"authorization_code"}`), 400, errInvalidRequest},
 		{"no grant_type", post("application/x-www-form-urlencoded", form), 400, errInvalidRequest},
 		{"unsupported grant", post("application/x-www-form-urlencoded", form+"&grant_type=password"), 400, errUnsupportedGrantType},
-		{"client credentials", post("application/x-www-form-urlencoded", form+"&grant_type=client_credentials"), 400, errUnsupportedGrantType},
+		{"client credentials of a client not registered for them", post("application/x-www-form-urlencoded", form+"&grant_type=client_credentials"), 400, errUnauthorizedClient},
 		{"repeated parameter", post("application/x-www-form-urlencoded", form+"&grant_type=authorization_code&grant_type=refresh_token"), 400, errInvalidRequest},
 		{"oversized body", post("application/x-www-form-urlencoded", form+"&x="+strings.Repeat("a", maxBodyBytes)), 400, errInvalidRequest},
 		{"charset parameter is fine", post("application/x-www-form-urlencoded; charset=utf-8", form+"&grant_type=x"), 400, errUnsupportedGrantType},

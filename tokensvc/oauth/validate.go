@@ -15,7 +15,8 @@ import (
 // token if it is valid at the route routeID (a normalised route ID, as
 // config.Route.Normalized().ID): known, unexpired, its grant and session not
 // revoked, and either unbound (Resource empty: valid at every route), bound
-// to routeID, or bound to routeID's origin. Otherwise it returns an error
+// to routeID, or bound to routeID's origin where that origin means every route of the host
+// (resource.go). Otherwise it returns an error
 // wrapping ErrInvalidToken.
 func (s *Server) ValidateAccessToken(ctx context.Context, token, routeID string) (store.AccessToken, error) {
 	if token == "" {
@@ -28,7 +29,10 @@ func (s *Server) ValidateAccessToken(ctx context.Context, token, routeID string)
 	if err != nil {
 		return store.AccessToken{}, fmt.Errorf("validate access token: %w", err)
 	}
-	if t.Resource != "" && t.Resource != routeID && t.Resource != originOf(routeID) {
+	if IsServiceToken(t) && !s.isServiceClient(t.ClientID) {
+		return store.AccessToken{}, fmt.Errorf("service token of a client no longer configured for client_credentials: %w", ErrInvalidToken)
+	}
+	if !s.tokenValidAt(t.Resource, routeID) || !s.clientMayUse(t.ClientID, routeID) {
 		return store.AccessToken{}, fmt.Errorf("token bound to another resource: %w", ErrInvalidToken)
 	}
 	return t, nil

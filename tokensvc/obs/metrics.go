@@ -65,7 +65,7 @@ func NewMetrics() *Metrics {
 	}, []string{"listener", "method", "endpoint"})
 	m.tokensIssued = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "tokens_issued_total",
-		Help: "Access tokens issued other than by refresh: grant authorization_code (a code redeemed) or mcp_client_route (the check API minted an mcp.client route's token).",
+		Help: "Access tokens issued other than by refresh: grant authorization_code (a code redeemed), mcp_client_route (the check API minted an mcp.client route's token) or client_credentials (a service identity's token).",
 	}, []string{"grant"})
 	m.tokensRefreshed = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "tokens_refreshed_total",
@@ -114,7 +114,7 @@ func NewMetrics() *Metrics {
 		f(c)
 	}
 	// Series that exist from the start, so rate() and absent() work before the first event.
-	for _, g := range []string{"authorization_code", "mcp_client_route"} {
+	for _, g := range []string{"authorization_code", "mcp_client_route", "client_credentials"} {
 		m.tokensIssued.WithLabelValues(g)
 	}
 	for _, o := range []string{oauth.RegistrationCreated, oauth.RegistrationRateLimited, oauth.RegistrationInvalid, oauth.RegistrationError} {
@@ -190,4 +190,9 @@ func (l *liveSessions) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(l.desc, prometheus.GaugeValue, float64(n))
+}
+
+// ServiceTokenIssued counts a service identity's token (client credentials).
+func (e oauthEvents) ServiceTokenIssued() {
+	e.m.tokensIssued.WithLabelValues("client_credentials").Inc()
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpmesh/gateway/tokensvc/assertion"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
+	"github.com/mcpmesh/gateway/tokensvc/upstream"
 )
 
 func TestCheck_FilterKeyRequired(t *testing.T) {
@@ -197,39 +198,45 @@ func TestCheck_UpstreamRoute(t *testing.T) {
 	e := newTestEnv(t)
 	s := e.session("alice")
 	tok := e.token(s, "", time.Hour)
-	status, resp := e.check(checkapi.Request{RouteID: ghRoute, Host: "gh.example.com", Token: tok})
-	if status != http.StatusForbidden || resp.Status != checkapi.StatusUpstreamRequired ||
-		resp.ConnectURL != "https://gh.example.com/.gateway/mcp/connect?redirect_url=" || resp.Identity == nil || resp.UpstreamToken != "" {
-		t.Fatalf("without TI: status %d %+v", status, resp)
+	refused := func(what string, status int, resp checkapi.Response) {
+		t.Helper()
+		if status != http.StatusUnauthorized || resp.Status != checkapi.StatusUpstreamRequired || resp.Error != "invalid_token" || resp.UpstreamToken != "" {
+			t.Errorf("%s: status %d %+v, want 401 upstream_required/invalid_token", what, status, resp)
+		}
 	}
+	status, resp := e.check(checkapi.Request{RouteID: ghRoute, Host: "gh.example.com", Token: tok})
+	refused("without TI", status, resp)
 	sealer, _ := secret.NewSealer(e.cfg.DeriveKey("seal"))
-	ti, _ := json.Marshal(StoredUpstreamToken{AccessToken: "ti-secret", Expiry: e.clock.now().Add(10 * time.Minute)})
+	ti, _ := json.Marshal(upstream.Token{AccessToken: "ti-secret", Expiry: e.clock.now().Add(10 * time.Minute)})
 	put := func(sealed []byte) {
 		if err := e.store.PutUpstreamToken(context.Background(), store.UpstreamToken{Subject: "alice", RouteID: ghRoute, Sealed: sealed, UpdatedAt: e.clock.now()}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	put(sealer.Seal(ti, UpstreamSealPurpose(ghRoute)))
+	put(sealer.Seal(ti, upstream.SealPurpose("alice", ghRoute)))
 	status, resp = e.check(checkapi.Request{RouteID: ghRoute, Host: "gh.example.com", Token: tok})
 	if status != 200 || resp.UpstreamToken != "ti-secret" {
 		t.Fatalf("with TI: status %d %+v", status, resp)
 	}
+	// The bundle never outlives the TI: it expires when the TI is due for refresh.
+	if want := e.clock.now().Add(10*time.Minute - upstream.RefreshMargin).Unix(); resp.ExpiresAt > want {
+		t.Errorf("bundle expires at %d, after the TI's refresh time %d", resp.ExpiresAt, want)
+	}
 	// Another user does not get alice's TI.
 	status, resp = e.check(checkapi.Request{RouteID: ghRoute, Host: "gh.example.com", Token: e.token(e.session("bob"), "", time.Hour)})
-	if status != http.StatusForbidden || resp.UpstreamToken != "" {
-		t.Errorf("bob: status %d %+v", status, resp)
-	}
-	// A TI sealed for another route is refused.
-	put(sealer.Seal(ti, UpstreamSealPurpose(demoRoute)))
-	if status, _ = e.check(checkapi.Request{RouteID: ghRoute, Host: "gh.example.com", Token: tok}); status != http.StatusForbidden {
-		t.Errorf("TI sealed for another route: status %d", status)
-	}
-	// An expired TI needs a reconnect (the default source does not refresh).
-	put(sealer.Seal(ti, UpstreamSealPurpose(ghRoute)))
+	refused("bob", status, resp)
+	// A TI sealed for another route, or for another user, is refused.
+	put(sealer.Seal(ti, upstream.SealPurpose("alice", demoRoute)))
+	status, resp = e.check(checkapi.Request{RouteID: ghRoute, Host: "gh.example.com", Token: tok})
+	refused("TI sealed for another route", status, resp)
+	put(sealer.Seal(ti, upstream.SealPurpose("bob", ghRoute)))
+	status, resp = e.check(checkapi.Request{RouteID: ghRoute, Host: "gh.example.com", Token: tok})
+	refused("TI sealed for another user", status, resp)
+	// An expired TI without a refresh token needs a reconnect.
+	put(sealer.Seal(ti, upstream.SealPurpose("alice", ghRoute)))
 	e.clock.add(11 * time.Minute)
-	if status, _ = e.check(checkapi.Request{RouteID: ghRoute, Host: "gh.example.com", Token: tok}); status != http.StatusForbidden {
-		t.Errorf("expired TI: status %d", status)
-	}
+	status, resp = e.check(checkapi.Request{RouteID: ghRoute, Host: "gh.example.com", Token: tok})
+	refused("expired TI", status, resp)
 }
 
 func TestCheck_BadRequests(t *testing.T) {

@@ -48,7 +48,6 @@ func (s *Server) handleRoutes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := RouteListing{Servers: []ListedServer{}}
-	now := s.now()
 	in := listingInput(&sess)
 	for i := range s.cfg.Routes {
 		rt := &s.cfg.Routes[i]
@@ -67,13 +66,14 @@ func (s *Server) handleRoutes(w http.ResponseWriter, r *http.Request) {
 		}
 		connected := true
 		if ri.Upstream {
-			_, err := s.store.GetUpstreamToken(r.Context(), sess.Subject, ri.ID, now)
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
+			// Connected: an Internal Token that is unexpired or can be refreshed.
+			var err error
+			connected, err = s.upstream.Connected(r.Context(), sess.Subject, ri.ID)
+			if err != nil {
 				s.log.ErrorContext(r.Context(), "route listing: read upstream token", "error", err.Error())
 				writeJSON(w, http.StatusInternalServerError, errorBody{Error: "server_error"})
 				return
 			}
-			connected = err == nil
 		}
 		out.Servers = append(out.Servers, ListedServer{Name: name, URL: rt.From, Connected: connected})
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/mcpmesh/gateway/tokensvc/reqid"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
+	"github.com/mcpmesh/gateway/tokensvc/upstream"
 )
 
 func TestPublic_ForgedHostIsMisdirected(t *testing.T) {
@@ -132,13 +134,33 @@ func TestRoutes_ListsServersWithConnectedState(t *testing.T) {
 			t.Errorf("servers[%d] = %+v, want %+v", i, list.Servers[i], want[i])
 		}
 	}
-	// After connecting the upstream, GitHub is connected.
+	// After connecting the upstream, GitHub is connected; a row that does not open is not.
 	if err := e.store.PutUpstreamToken(context.Background(), store.UpstreamToken{Subject: "alice", RouteID: ghRoute, Sealed: []byte("x"), UpdatedAt: e.clock.now()}); err != nil {
+		t.Fatal(err)
+	}
+	_ = json.NewDecoder(get("app.example.com", tok).Body).Decode(&list)
+	if list.Servers[2].Connected {
+		t.Error("GitHub connected with a stored TI that does not open")
+	}
+	if err := e.srv.Upstream().SaveToken(context.Background(), "alice", ghRoute, upstream.Token{AccessToken: "ti", Expiry: e.clock.now().Add(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	_ = json.NewDecoder(get("app.example.com", tok).Body).Decode(&list)
 	if !list.Servers[2].Connected {
 		t.Error("GitHub not connected after storing a TI")
+	}
+	// Expired and not refreshable: not connected; refreshable: connected.
+	e.clock.add(2 * time.Minute)
+	_ = json.NewDecoder(get("app.example.com", tok).Body).Decode(&list)
+	if list.Servers[2].Connected {
+		t.Error("GitHub connected with an expired TI without a refresh token")
+	}
+	if err := e.srv.Upstream().SaveToken(context.Background(), "alice", ghRoute, upstream.Token{AccessToken: "ti", RefreshToken: "rt", Expiry: e.clock.now().Add(-time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	_ = json.NewDecoder(get("app.example.com", tok).Body).Decode(&list)
+	if !list.Servers[2].Connected {
+		t.Error("GitHub not connected with an expired but refreshable TI")
 	}
 
 	for name, tc := range map[string]struct {
@@ -257,21 +279,23 @@ func TestNew_OpensConfiguredSQLiteStore(t *testing.T) {
 	}
 }
 
-// TestNew_UnsupportedProviderFails: a provider the gateway cannot sign in with is refused by
-// the configuration's validation (the key named, exit 2), and by New for a configuration that
-// skipped it.
+// TestNew_UnsupportedProviderFails: a provider the gateway cannot sign in with (hosted) is
+// refused by the configuration's validation (the key named, exit 2), and by New, as a
+// configuration error, for a configuration that skipped it.
 func TestNew_UnsupportedProviderFails(t *testing.T) {
 	t.Parallel()
-	y := strings.Replace(testConfigYAML, "idp_provider: oidc", "idp_provider: github", 1)
-	if _, err := config.Parse([]byte(y), nil); err == nil || !strings.Contains(err.Error(), "idp_provider: github is not supported yet") {
+	y := strings.Replace(testConfigYAML, "idp_provider: oidc", "idp_provider: hosted", 1)
+	if _, err := config.Parse([]byte(y), nil); err == nil || !strings.Contains(err.Error(), "idp_provider: the hosted authenticate service is not available") {
 		t.Fatalf("config.Parse: err = %v", err)
 	}
 	cfg, err := config.Parse([]byte(testConfigYAML), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.IDPProvider = "github"
-	if _, err := New(context.Background(), cfg, WithLogger(slog.New(slog.DiscardHandler))); err == nil || !strings.Contains(err.Error(), "github is not supported yet") {
-		t.Fatalf("err = %v", err)
+	cfg.IDPProvider = "hosted"
+	_, err = New(context.Background(), cfg, WithLogger(slog.New(slog.DiscardHandler)))
+	var ce *config.Error
+	if err == nil || !strings.Contains(err.Error(), "idp_provider: the hosted authenticate service is not available") || !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want a *config.Error", err)
 	}
 }

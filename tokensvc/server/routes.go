@@ -24,8 +24,8 @@ import (
 //   - the authenticate host: sign-in at the identity provider and its callback;
 //   - every route host: sign-in, the hand-over from the authenticate host, sign-out;
 //   - route hosts with mcp.server routes: the protected resource and authorization server
-//     metadata and the authorization server's endpoints; paths.Connect (upstream OAuth) is
-//     not served yet;
+//     metadata, the authorization server's endpoints, and upstream OAuth (paths.Connect,
+//     paths.UpstreamCallback, paths.Disconnect);
 //   - route hosts with mcp.client routes: the route listing.
 //
 // The internal listener: the check API (filter key first), the health and readiness probes
@@ -113,6 +113,11 @@ func (s *Server) mcpServerHostRoutes(r chi.Router) {
 		r.Options(paths.AuthorizationServerMetadata, oauth.Preflight)
 		r.Handle(paths.AuthorizationServerMetadata+"/*", http.HandlerFunc(notFound)) // one issuer per host
 		r.Options(paths.AuthorizationServerMetadata+"/*", oauth.Preflight)
+		r.Get(paths.OpenIDConfiguration, as.ASMetadata) // OpenID Connect discovery, same document
+		r.Head(paths.OpenIDConfiguration, as.ASMetadata)
+		r.Options(paths.OpenIDConfiguration, oauth.Preflight)
+		r.Handle(paths.OpenIDConfiguration+"/*", http.HandlerFunc(notFound)) // no path insertion: the issuer has no path
+		r.Options(paths.OpenIDConfiguration+"/*", oauth.Preflight)
 		r.Get(paths.ProtectedResourceMetadata, as.PRMetadata)
 		r.Head(paths.ProtectedResourceMetadata, as.PRMetadata)
 		r.Options(paths.ProtectedResourceMetadata, oauth.Preflight)
@@ -130,6 +135,12 @@ func (s *Server) mcpServerHostRoutes(r chi.Router) {
 	r.Get(paths.Authorize, as.Authorize)
 	r.Post(paths.Authorize, as.Authorize)
 	r.Post(paths.Consent, as.Consent)
+	// Upstream OAuth (package upstream): connect, its callback, disconnect.
+	up := s.upstream
+	r.Get(paths.Connect, up.Connect)
+	r.Get(paths.UpstreamCallback, up.Callback)
+	r.Get(paths.Disconnect, up.DisconnectPage)
+	r.Post(paths.Disconnect, up.Disconnect)
 }
 
 // mcpClientHostRoutes: route hosts with mcp.client routes.

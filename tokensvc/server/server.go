@@ -25,6 +25,7 @@ import (
 	"github.com/mcpmesh/gateway/tokensvc/store/memory"
 	"github.com/mcpmesh/gateway/tokensvc/store/postgres"
 	"github.com/mcpmesh/gateway/tokensvc/store/sqlite"
+	"github.com/mcpmesh/gateway/tokensvc/upstream"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -50,6 +51,7 @@ type Server struct {
 	oauth     *oauth.Server
 	signer    *assertion.Signer
 	checker   *check.Checker
+	upstream  *upstream.Service
 	filterKey string
 	now       func() time.Time
 	log       *slog.Logger
@@ -71,6 +73,8 @@ type options struct {
 	gcInterval time.Duration
 	metrics    *obs.Metrics
 	tracer     trace.TracerProvider
+	// upstreamHTTP is the client of upstream token endpoint calls (WithUpstreamHTTPClient).
+	upstreamHTTP *http.Client
 }
 
 // WithClock sets the clock of every component (default time.Now).
@@ -97,6 +101,10 @@ func WithMetrics(m *obs.Metrics) Option { return func(o *options) { o.metrics = 
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(o *options) { o.tracer = tp }
 }
+
+// WithUpstreamHTTPClient sets the client of calls to upstream OAuth token endpoints
+// (default: bounded, no redirects; see package upstream). Tests use it to count calls.
+func WithUpstreamHTTPClient(c *http.Client) Option { return func(o *options) { o.upstreamHTTP = c } }
 
 // WithGCInterval sets how often expired records are deleted (default DefaultGCInterval).
 func WithGCInterval(d time.Duration) Option { return func(o *options) { o.gcInterval = d } }
@@ -152,16 +160,21 @@ func (s *Server) build(ctx context.Context, o options) error {
 		return err
 	}
 	s.sessions = sm
-	s.oauth = oauth.New(s.cfg, s.store, sm, oauth.WithClock(o.now), oauth.WithLogger(s.log), oauth.WithEvents(s.metrics.OAuthEvents()))
-	if s.signer, err = assertion.New(s.cfg, assertion.WithClock(o.now)); err != nil {
-		return err
-	}
 	sealer, err := secret.NewSealer(s.cfg.DeriveKey("seal"))
 	if err != nil {
 		return err
 	}
-	upstream := &storeUpstream{store: s.store, sealer: sealer, now: o.now}
-	s.checker = check.New(s.cfg, s.store, s.oauth, upstream, s.signer, o.now)
+	upOpts := []upstream.Option{upstream.WithClock(o.now), upstream.WithLogger(s.log), upstream.WithEvents(s.metrics.UpstreamEvents())}
+	if o.upstreamHTTP != nil {
+		upOpts = append(upOpts, upstream.WithHTTPClient(o.upstreamHTTP))
+	}
+	s.upstream = upstream.New(s.cfg, s.store, sealer, sm, upOpts...)
+	s.oauth = oauth.New(s.cfg, s.store, sm, oauth.WithClock(o.now), oauth.WithLogger(s.log), oauth.WithEvents(s.metrics.OAuthEvents()),
+		oauth.WithUpstream(s.upstream))
+	if s.signer, err = assertion.New(s.cfg, assertion.WithClock(o.now)); err != nil {
+		return err
+	}
+	s.checker = check.New(s.cfg, s.store, s.oauth, s.upstream, s.signer, o.now)
 	s.public = s.publicRoutes()
 	s.internal = s.internalRoutes()
 	return nil
@@ -197,6 +210,9 @@ func (s *Server) Config() *config.Config { return s.cfg }
 
 // Metrics returns the metrics the server records.
 func (s *Server) Metrics() *obs.Metrics { return s.metrics }
+
+// Upstream returns the upstream OAuth service (connect flow and Internal Tokens).
+func (s *Server) Upstream() *upstream.Service { return s.upstream }
 
 // OAuth returns the authorization server.
 func (s *Server) OAuth() *oauth.Server { return s.oauth }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/idp"
+	"github.com/mcpmesh/gateway/tokensvc/oauth"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 )
@@ -109,7 +110,13 @@ func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
 		renderError(w, r, http.StatusForbidden, "The identity provider did not sign you in ("+safeCode(e)+").")
 		return
 	}
-	ident, toks, err := m.connector.Exchange(r.Context(), r.Form.Get("code"), m.flowSecret("pkce", flow, st.Flow), m.flowSecret("nonce", flow, st.Flow))
+	// Apple posts the user's name once, with the first sign-in's form_post, in "user"; only
+	// a POST body carries it (idp.WithUserParam).
+	ctx := r.Context()
+	if r.Method == http.MethodPost {
+		ctx = idp.WithUserParam(ctx, r.PostForm.Get("user"))
+	}
+	ident, toks, err := m.connector.Exchange(ctx, r.Form.Get("code"), m.flowSecret("pkce", flow, st.Flow), m.flowSecret("nonce", flow, st.Flow))
 	if err != nil {
 		m.log.WarnContext(r.Context(), "sign-in at the identity provider failed", "error", err.Error())
 		if errors.Is(err, idp.ErrUnavailable) {
@@ -121,6 +128,13 @@ func (m *Manager) Callback(w http.ResponseWriter, r *http.Request) {
 	}
 	if ident.Subject == "" {
 		renderError(w, r, http.StatusForbidden, "The identity provider did not name the user.")
+		return
+	}
+	if ReservedSubject(ident.Subject) {
+		// Service identities (OAuth clients signing in as themselves) are named client:…;
+		// a provider account of that name could pass for one in policies and records.
+		m.log.WarnContext(r.Context(), "sign-in refused: the provider's subject has the form of a service identity", "sub_prefix", ServiceSubjectPrefix)
+		renderError(w, r, http.StatusForbidden, "The identity provider named a user the gateway reserves for service identities.")
 		return
 	}
 	// A state cannot be spent in the browser, and the provider's code is single use and
@@ -172,6 +186,15 @@ func (m *Manager) createSession(ctx context.Context, ident idp.Identity, toks id
 	}
 	s.Version = 1
 	return s, nil
+}
+
+// ServiceSubjectPrefix starts the subject of a service identity (an OAuth client signing in
+// as itself); no user of the identity provider may have such a subject.
+const ServiceSubjectPrefix = oauth.ServiceSubjectPrefix
+
+// ReservedSubject reports whether a provider's subject has the form of a service identity.
+func ReservedSubject(sub string) bool {
+	return len(sub) >= len(ServiceSubjectPrefix) && strings.EqualFold(sub[:len(ServiceSubjectPrefix)], ServiceSubjectPrefix)
 }
 
 // flowSameSite is the SameSite of the authenticate host's flow cookie: None on https so it

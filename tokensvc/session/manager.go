@@ -225,6 +225,15 @@ func (m *Manager) revalidate(ctx context.Context, id string) (store.Session, err
 		return store.Session{}, m.refuse(ctx, s, fmt.Errorf("%w: the provider answered for another subject", idp.ErrRefused))
 	}
 	if ident.Subject != "" {
+		if ident.Name == "" && s.Name != "" {
+			// Some providers name the user only at the first sign-in (apple): keep it.
+			ident.Name = s.Name
+			if ident.Claims != nil {
+				if _, ok := ident.Claims["name"]; !ok {
+					ident.Claims["name"] = s.Name
+				}
+			}
+		}
 		if err := applyIdentity(&s, ident); err != nil {
 			return store.Session{}, fmt.Errorf("revalidate session: %w", err)
 		}

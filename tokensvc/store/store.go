@@ -299,6 +299,32 @@ type UpstreamTokens interface {
 	DeleteUpstreamToken(ctx context.Context, subject, routeID string) error
 }
 
+// UpstreamLeases serialise the refreshes of one Internal Token across every
+// replica sharing the store: an upstream refresh token is spent by the one
+// holder of the token's refresh lease. A lease is named by its holder (a
+// random value the caller makes per refresh) and lasts until a time the
+// caller chooses, longer than the refresh can take. PutUpstreamToken and
+// DeleteUpstreamToken end any lease of the token they write or remove.
+type UpstreamLeases interface {
+	// LeaseUpstreamToken gives holder the refresh lease of (subject, routeID)
+	// until `until` and returns the token as stored at that moment. It fails
+	// with ErrConflict if another holder's lease is live at now (now <
+	// its until), and with ErrNotFound if there is no token or its record
+	// expired at now. A holder may renew its own lease.
+	LeaseUpstreamToken(ctx context.Context, subject, routeID, holder string, until, now time.Time) (UpstreamToken, error)
+	// ReplaceLeasedUpstreamToken replaces Sealed, ExpiresAt and UpdatedAt of
+	// the token (t.Subject, t.RouteID) and ends the lease, provided holder
+	// still holds it: its lease may have run out, but nobody may have leased,
+	// put or deleted the token since. ErrConflict if holder no longer holds
+	// the lease; ErrNotFound if the token is gone.
+	ReplaceLeasedUpstreamToken(ctx context.Context, t UpstreamToken, holder string) error
+	// ReleaseUpstreamLease ends holder's lease of (subject, routeID), leaving
+	// the token as it is, or deleting it when remove is set (the upstream
+	// refused its refresh token). ErrConflict if holder no longer holds the
+	// lease; ErrNotFound if the token is gone.
+	ReleaseUpstreamLease(ctx context.Context, subject, routeID, holder string, remove bool) error
+}
+
 // OneTimes stores single-use values.
 type OneTimes interface {
 	// PutOneTime stores v; ErrAlreadyExists if v.Hash is taken.
@@ -324,6 +350,7 @@ type Store interface {
 	Sessions
 	BrowserCookies
 	UpstreamTokens
+	UpstreamLeases
 	OneTimes
 
 	// DeleteExpired garbage-collects every record expired at now and returns

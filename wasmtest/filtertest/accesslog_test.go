@@ -33,7 +33,7 @@ func TestAccessLog_PrintsTheDecision(t *testing.T) {
 		want string
 	}{
 		{"denied tool", plugintest.DeniedToolCall(),
-			`"POST /mcp" 403 request_id=req-7f3a user=alice mcp_method=tools/call mcp_tool=delete_everything allow=false reasons=mcp-tool-unauthorized`},
+			`"POST /mcp" 200 request_id=req-7f3a user=alice mcp_method=tools/call mcp_tool=delete_everything allow=false reasons=mcp-tool-unauthorized`},
 		{"allowed tool", plugintest.AllowedToolCall(),
 			`"POST /mcp" 0 request_id=req-7f3a user=alice mcp_method=tools/call mcp_tool=echo allow=true reasons=domain-ok,mcp-tool-ok`},
 		{"missing token", plugintest.Request{Method: "GET", Authority: "mcp.example.com", Path: "/mcp"},

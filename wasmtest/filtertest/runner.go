@@ -94,11 +94,16 @@ func Run(ctx context.Context, h *host.Host, check *CheckServer, req plugintest.R
 // c.Response is set, the upstream then answers with those response headers, and the result
 // holds those the client receives. Check calls are answered as check is set to.
 func send(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Case) (res plugintest.Result, err error) {
+	return sendOn(ctx, h, check, c, host.StreamInfo{})
+}
+
+// sendOn is send on a stream described by info (its worker, for example).
+func sendOn(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Case, info host.StreamInfo) (res plugintest.Result, err error) {
 	req, trailers, response := c.Request, c.Trailers, c.Response
 	callsBefore := check.Calls.Load()
 	check.last.Store(nil)
 	logsBefore := len(h.GuestLogs(host.LogTrace))
-	st, err := h.NewStream(ctx, host.StreamInfo{})
+	st, err := h.NewStream(ctx, info)
 	if err != nil {
 		return plugintest.Result{}, err
 	}
@@ -191,7 +196,8 @@ func send(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Ca
 		for _, kv := range response {
 			hs = append(hs, host.Header{Name: kv[0], Value: kv[1]})
 		}
-		r, err := st.SendResponseHeaders(stepCtx, hs, len(c.ResponseBody) == 0)
+		trailers := len(c.ResponseTrailers) > 0
+		r, err := st.SendResponseHeaders(stepCtx, hs, len(c.ResponseBody) == 0 && !trailers)
 		if err != nil {
 			return res, err
 		}
@@ -205,13 +211,26 @@ func send(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Ca
 		}
 		body := r.Body
 		for i, ch := range c.ResponseBody {
-			r, err := st.SendResponseBody(stepCtx, []byte(ch), i == len(c.ResponseBody)-1)
+			r, err := st.SendResponseBody(stepCtx, []byte(ch), i == len(c.ResponseBody)-1 && !trailers)
+			if err != nil {
+				return res, err
+			}
+			body = append(body, r.Body...)
+		}
+		if trailers {
+			var t host.Headers
+			for _, kv := range c.ResponseTrailers {
+				t = append(t, host.Header{Name: kv[0], Value: kv[1]})
+			}
+			r, err := st.SendResponseTrailers(stepCtx, t)
 			if err != nil {
 				return res, err
 			}
 			body = append(body, r.Body...)
 		}
 		res.ClientBody = string(body)
+		// What the filter logged while it handled the response (a refused tool list).
+		res.Logs = h.GuestLogs(host.LogTrace)[logsBefore:]
 	}
 	return res, nil
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -60,6 +61,8 @@ type Gateway struct {
 	transport http.RoundTripper
 	logger    *slog.Logger
 	timeouts  Timeouts
+	schemes   map[string]string // scheme of each listen address (tls.go)
+	cert      *tls.Certificate  // served on https addresses
 }
 
 // New starts the filter VMs and prepares routing.
@@ -90,10 +93,19 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 			IdleConnTimeout:       90 * time.Second,
 		}
 	}
+	urls := []string{o.Config.AuthenticateServiceURL}
+	for _, r := range o.Config.Routes {
+		urls = append(urls, r.From)
+	}
+	schemes, err := addressSchemes(urls)
+	if err != nil {
+		return nil, err
+	}
+	g.schemes = schemes
+	if err := g.loadCertificate(); err != nil {
+		return nil, err
+	}
 	for i, r := range pc.Routes {
-		if r.Scheme != "http" {
-			return nil, fmt.Errorf("gateway: route %s: the local gateway serves plain-http loopback routes only; run https routes in Envoy or Istio", r.ID)
-		}
 		cr, _ := o.Config.RouteByID(r.ID)
 		u, err := url.Parse(cr.To)
 		if err != nil {
@@ -143,7 +155,10 @@ func (g *Gateway) Close() error { return g.host.Close() }
 
 // Addresses returns the host:port pairs the gateway must listen on: each route's `from`
 // authority and the authenticate service's.
-func (g *Gateway) Addresses() []string {
+func (g *Gateway) Addresses() []string { return AddressesOf(g.cfg) }
+
+// AddressesOf returns the host:port pairs a gateway for cfg listens on (see Addresses).
+func AddressesOf(cfg *config.Config) []string {
 	seen := map[string]bool{}
 	add := func(raw string) {
 		u, err := url.Parse(raw)
@@ -156,8 +171,8 @@ func (g *Gateway) Addresses() []string {
 		}
 		seen[a] = true
 	}
-	add(g.cfg.AuthenticateServiceURL)
-	for _, r := range g.cfg.Routes {
+	add(cfg.AuthenticateServiceURL)
+	for _, r := range cfg.Routes {
 		add(r.From)
 	}
 	out := make([]string, 0, len(seen))
@@ -178,6 +193,9 @@ func (g *Gateway) Addresses() []string {
 // A request body must arrive within a deadline (Timeouts), lifted once it has been read.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del("X-Request-Id")
+	if g.misdirected(w, r) {
+		return
+	}
 	g.boundBody(w, r)
 	g.handler.ServeHTTP(w, r)
 }

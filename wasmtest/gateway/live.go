@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -126,5 +127,5 @@ func (l *Live) ListenAndServe(ctx context.Context) error {
 // logger of the gateway current at the start.
 func (l *Live) Serve(ctx context.Context, ls []net.Listener) error {
 	g := l.Current()
-	return serve(ctx, ls, l, g.timeouts, g.logger)
+	return serve(ctx, ls, l, g.timeouts, g.logger, g.listenerIsTLS, func() *tls.Certificate { return l.Current().cert })
 }

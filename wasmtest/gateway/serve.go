@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -41,11 +42,13 @@ func Listen(ctx context.Context, addrs []string) ([]net.Listener, error) {
 
 // Serve serves on listeners the caller opened until ctx is done.
 func (g *Gateway) Serve(ctx context.Context, ls []net.Listener) error {
-	return serve(ctx, ls, g, g.timeouts, g.logger)
+	return serve(ctx, ls, g, g.timeouts, g.logger, g.listenerIsTLS, func() *tls.Certificate { return g.cert })
 }
 
-// serve serves h on ls until ctx is done, then shuts down gracefully (5 s).
-func serve(ctx context.Context, ls []net.Listener, h http.Handler, t Timeouts, logger *slog.Logger) error {
+// serve serves h on ls until ctx is done, then shuts down gracefully (5 s). Listeners for
+// which isTLS holds serve TLS with the certificate cert returns at each handshake.
+func serve(ctx context.Context, ls []net.Listener, h http.Handler, t Timeouts, logger *slog.Logger,
+	isTLS func(net.Listener) bool, cert func() *tls.Certificate) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(ls))
 	servers := make([]*http.Server, len(ls))
@@ -57,10 +60,20 @@ func serve(ctx context.Context, ls []net.Listener, h http.Handler, t Timeouts, l
 			MaxHeaderBytes: MaxHeaderBytes, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		}
 		servers[i] = srv
+		secure := isTLS(l)
+		if secure {
+			srv.TLSConfig = tlsConfig(cert)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			var err error
+			if secure {
+				err = srv.ServeTLS(l, "", "")
+			} else {
+				err = srv.Serve(l)
+			}
+			if err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errs <- err
 			}
 		}()

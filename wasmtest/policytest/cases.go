@@ -123,6 +123,9 @@ type Expect struct {
 	AllowWhyTrue  []string
 	AllowWhyFalse []string
 	DenyWhyFalse  []string
+	// Shadow is the decision the route's policy_shadow must come to (Allow or Deny: deny
+	// when it would deny any message of the request); "" for any.
+	Shadow string
 }
 
 // String renders the expectation as the report shows it.
@@ -548,6 +551,12 @@ func (p *parser) parseExpect(n *yaml.Node, path string) Expect {
 		"allow-why-true":  p.strs(&e.AllowWhyTrue),
 		"allow-why-false": p.strs(&e.AllowWhyFalse),
 		"deny-why-false":  p.strs(&e.DenyWhyFalse),
+		"shadow": func(n *yaml.Node, path string) {
+			p.str(&e.Shadow)(n, path)
+			if e.Shadow != Allow && e.Shadow != Deny {
+				p.fail(n, path, "want allow or deny, got %q", n.Value)
+			}
+		},
 	})
 	if n.Kind != yaml.MappingNode {
 		return e

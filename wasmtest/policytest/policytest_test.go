@@ -37,12 +37,20 @@ func TestBrokenPolicyFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	broken := bytes.Replace(data, []byte("not_in: [echo, add, get-time]"), []byte("not_in: [add, get-time]"), 1)
+	broken := bytes.Replace(data, []byte("not_in: [echo, add, get-time, whoami]"), []byte("not_in: [add, get-time, whoami]"), 1)
 	if bytes.Equal(broken, data) {
 		t.Fatal("the example policy changed: update this test")
 	}
 	cfg := filepath.Join(t.TempDir(), "gateway.yaml")
 	if err := os.WriteFile(cfg, broken, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The pinned route's lock file is read beside the configuration.
+	lock, err := os.ReadFile(filepath.Join(filepath.Dir(exampleConfig), "demo-tools.lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(cfg), "demo-tools.lock.json"), lock, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	tester, err := Load(cfg, wasmbuild.Module(t))
@@ -62,7 +70,7 @@ func TestBrokenPolicyFails(t *testing.T) {
 	out := table.String()
 	for _, want := range []string{
 		"FAIL alice calls an allowed tool (line 4)",
-		"expected allow, got deny 403: allow-why-true: domain-ok; allow-why-false: mcp-tool-unauthorized",
+		"expected allow, got deny 200: allow-why-true: domain-ok; allow-why-false: mcp-tool-unauthorized",
 		"failed",
 	} {
 		if !strings.Contains(out, want) {
@@ -163,8 +171,8 @@ func TestLoad_ConfigErrorNamesLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Load(cfg, nil)
-	if err == nil || !strings.Contains(err.Error(), "gateway.yaml:40: config: routes[0].mcp.server.max_bytes: unknown key") {
-		t.Fatalf("error %v; want the key and line 40", err)
+	if err == nil || !strings.Contains(err.Error(), "gateway.yaml:48: config: routes[0].mcp.server.max_bytes: unknown key") {
+		t.Fatalf("error %v; want the key and line 48", err)
 	}
 }
 

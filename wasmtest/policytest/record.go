@@ -23,6 +23,11 @@ type Record struct {
 	AllowWhyFalse      []string
 	DenyWhyFalse       []string
 	MCPMethod, MCPTool string
+	// Shadow is the decision of the route's shadow policy (allow or deny), "" when the
+	// route has none; ShadowWhy its reasons (shadow-allow-why-true when it allows,
+	// shadow-allow-why-false when it denies).
+	Shadow    string
+	ShadowWhy []string
 	// Fields are the fields the record has (authorize_log_fields).
 	Fields map[string]bool
 	// Line is the record as logged.
@@ -51,6 +56,15 @@ func parseRecord(line string) (Record, bool) {
 	_ = json.Unmarshal(m[string(authlog.FieldDenyWhyFalse)], &r.DenyWhyFalse)
 	_ = json.Unmarshal(m[string(authlog.FieldMCPMethod)], &r.MCPMethod)
 	_ = json.Unmarshal(m[string(authlog.FieldMCPTool)], &r.MCPTool)
+	var shadow bool
+	if json.Unmarshal(m["shadow-allow"], &shadow) == nil {
+		r.Shadow = Deny
+		why := "shadow-allow-why-false"
+		if shadow {
+			r.Shadow, why = Allow, "shadow-allow-why-true"
+		}
+		_ = json.Unmarshal(m[why], &r.ShadowWhy)
+	}
 	return r, true
 }
 
@@ -67,6 +81,10 @@ func Reasons(records []Record) string {
 		add("allow-why-true", r.AllowWhyTrue)
 		add("allow-why-false", r.AllowWhyFalse)
 		add("deny-why-false", r.DenyWhyFalse)
+		if r.Shadow != "" {
+			fs = append(fs, "shadow: "+r.Shadow)
+			add("shadow reasons", r.ShadowWhy)
+		}
 		s := strings.Join(fs, "; ")
 		if len(records) > 1 {
 			s = fmt.Sprintf("[%d] %s", i, s)
@@ -91,6 +109,20 @@ func compare(e Expect, o Outcome, records []Record) []string {
 		problems = append(problems, fmt.Sprintf("expected %s, but the request was forwarded to the upstream (%s)", e, Reasons(records)))
 	case e.Status != 0 && o.Status != e.Status:
 		problems = append(problems, fmt.Sprintf("expected deny %d, got deny %d: %s", e.Status, o.Status, denial(o, records)))
+	}
+	if e.Shadow != "" {
+		got := ""
+		for _, r := range records {
+			if r.Shadow == Deny || got == "" {
+				got = r.Shadow
+			}
+		}
+		switch {
+		case got == "":
+			problems = append(problems, fmt.Sprintf("expected shadow %s, but no record carries a shadow decision (does the route have a policy_shadow?)", e.Shadow))
+		case got != e.Shadow:
+			problems = append(problems, fmt.Sprintf("expected shadow %s, got shadow %s: %s", e.Shadow, got, Reasons(records)))
+		}
 	}
 	want := []struct {
 		field string

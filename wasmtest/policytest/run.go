@@ -675,8 +675,7 @@ func (s *checkServer) answer(c Case, key string, body []byte) (checkapi.Response
 	}
 	id := c.Identity.wire()
 	if status == checkapi.StatusUpstreamRequired {
-		return checkapi.Response{Status: status, Identity: id,
-			ConnectURL: strings.TrimSuffix(req.RouteID, "/") + "/.gateway/mcp/connect"}, false
+		return checkapi.Response{Status: status, Identity: id, Error: "invalid_token"}, false
 	}
 	resp := checkapi.Response{
 		Status:    checkapi.StatusOK,

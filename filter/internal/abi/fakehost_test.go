@@ -11,6 +11,7 @@ import (
 // fakeHost is a native proxyHost for unit tests: header maps, buffers and properties in Go
 // maps, and a record of everything the guest asked for.
 type fakeHost struct {
+	shared    map[string][]byte
 	logs      []logLine
 	effective uint32
 	// effectiveAt records the effective context each time a callback ran a stream function.
@@ -231,6 +232,22 @@ func (f *fakeHost) httpCall(cluster string, headers, body, trailers []byte, time
 	return id, StatusOK
 }
 
+func (f *fakeHost) getSharedData(key string) ([]byte, uint32, Status) {
+	v, ok := f.shared[key]
+	if !ok {
+		return nil, 0, StatusNotFound
+	}
+	return v, 1, StatusOK
+}
+
+func (f *fakeHost) setSharedData(key string, value []byte, _ uint32) Status {
+	if f.shared == nil {
+		f.shared = map[string][]byte{}
+	}
+	f.shared[key] = append([]byte(nil), value...)
+	return StatusOK
+}
+
 func (f *fakeHost) defineMetric(t MetricType, name string) (uint32, Status) {
 	if id, ok := f.metrics[name]; ok {
 		return id, StatusOK
@@ -302,6 +319,7 @@ type testStream struct {
 	respBody          func(h plugin.StreamHost) plugin.Action
 	calls             int // header and body callbacks the plugin saw
 	trailers          int // OnRequestTrailers calls
+	respTrailers      int // OnResponseTrailers calls
 	done              int
 	responseCallbacks int
 }
@@ -341,6 +359,13 @@ func (s *testStream) OnResponseBody(int, bool) plugin.Action {
 	s.calls++
 	s.responseCallbacks++
 	return run(s.respBody, s.h)
+}
+
+// OnResponseTrailers counts response trailers; they carry no data the tests act on.
+func (s *testStream) OnResponseTrailers(int) plugin.Action {
+	s.calls++
+	s.respTrailers++
+	return plugin.Continue
 }
 
 func (s *testStream) OnDone() { s.done++ }

@@ -33,4 +33,9 @@ type proxyHost interface {
 	// setProperty stores value under path for the active stream (Envoy: filter state
 	// "wasm.<path>", readable back with getProperty and printable in access logs).
 	setProperty(path string, value []byte) Status
+
+	// getSharedData reads the value and CAS token stored under key in the VM id's shared data.
+	getSharedData(key string) ([]byte, uint32, Status)
+	// setSharedData stores value under key if cas is 0 or the current token.
+	setSharedData(key string, value []byte, cas uint32) Status
 }

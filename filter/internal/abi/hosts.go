@@ -57,6 +57,19 @@ func (r *RootHost) DefineCounter(name string) (uint32, error) {
 // change how a request is handled.
 func (r *RootHost) IncrementCounter(id uint32, delta int64) { r.h.incrementMetric(id, delta) }
 
+// SharedData reads the value stored under key in the proxy's shared data (shared by the VMs
+// of the plugin's vm_id, on every worker thread), with its CAS token.
+func (r *RootHost) SharedData(key string) ([]byte, uint32, bool) {
+	v, cas, st := r.h.getSharedData(key)
+	return v, cas, st == StatusOK
+}
+
+// SetSharedData stores value under key if cas is 0 or the current token, and reports whether
+// it was stored.
+func (r *RootHost) SetSharedData(key string, value []byte, cas uint32) bool {
+	return r.h.setSharedData(key, value, cas) == StatusOK
+}
+
 // LogLevel returns the proxy's current log level for this plugin, or LogInfo if the host
 // cannot say.
 func (r *RootHost) LogLevel() plugin.LogLevel {

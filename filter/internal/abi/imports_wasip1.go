@@ -66,6 +66,12 @@ func proxyGetProperty(path *byte, pathLen uint32, retPtr unsafe.Pointer, retLen 
 //go:wasmimport env proxy_set_property
 func proxySetProperty(path string, value *byte, valueLen uint32) Status
 
+//go:wasmimport env proxy_get_shared_data
+func proxyGetSharedData(key string, retPtr unsafe.Pointer, retLen *uint32, retCAS *uint32) Status
+
+//go:wasmimport env proxy_set_shared_data
+func proxySetSharedData(key string, value *byte, valueLen uint32, cas uint32) Status
+
 // wasmHost implements proxyHost with the imports above.
 type wasmHost struct {
 	pins *pinSet
@@ -80,6 +86,7 @@ type wasmHost struct {
 type outParams struct {
 	ptr *byte
 	a   uint32
+	cas uint32
 }
 
 // buffer returns the (pointer, length) pair the last call wrote to ptr and a, and clears the
@@ -195,4 +202,17 @@ func (w wasmHost) getProperty(path []byte) ([]byte, Status) {
 	st := proxyGetProperty(pp, pn, unsafe.Pointer(&w.out.ptr), &w.out.a)
 	p, n := w.out.buffer()
 	return w.received(st, p, n)
+}
+
+func (w wasmHost) getSharedData(key string) ([]byte, uint32, Status) {
+	st := proxyGetSharedData(key, unsafe.Pointer(&w.out.ptr), &w.out.a, &w.out.cas)
+	cas := w.out.cas
+	p, n := w.out.buffer()
+	b, st := w.received(st, p, n)
+	return b, cas, st
+}
+
+func (wasmHost) setSharedData(key string, value []byte, cas uint32) Status {
+	vp, vn := bytesArg(value)
+	return proxySetSharedData(key, vp, vn, cas)
 }

@@ -314,11 +314,11 @@ func (v *vm) responseBody(id uint32, size int32, eos bool) plugin.Action {
 	})
 }
 
-// responseTrailers handles proxy_on_response_trailers: the plugin has nothing to do with
-// response trailers, so they pass.
+// responseTrailers handles proxy_on_response_trailers: the plugin may hold a response body
+// (a tool list) that the trailers end.
 func (v *vm) responseTrailers(id uint32, n int32) plugin.Action {
-	return v.responseCallback(id, "proxy_on_response_trailers", false, func(plugin.Stream) plugin.Action {
-		return plugin.Continue
+	return v.responseCallback(id, "proxy_on_response_trailers", false, func(s plugin.Stream) plugin.Action {
+		return s.OnResponseTrailers(int(n))
 	})
 }
 

@@ -122,11 +122,11 @@ func TestVM_StreamCallbacksReachThePlugin(t *testing.T) {
 			t.Errorf("%s = %v, want Continue", step.name, step.act)
 		}
 	}
-	if s := root.streams[0]; s.calls != 4 {
-		t.Fatalf("plugin saw %d callbacks, want 4", s.calls)
+	if s := root.streams[0]; s.calls != 5 {
+		t.Fatalf("plugin saw %d callbacks, want 5", s.calls)
 	}
-	if s := root.streams[0]; s.trailers != 1 {
-		t.Fatalf("OnRequestTrailers ran %d times, want 1: trailers must reach the plugin", s.trailers)
+	if s := root.streams[0]; s.trailers != 1 || s.respTrailers != 1 {
+		t.Fatalf("OnRequestTrailers ran %d times, OnResponseTrailers %d, want 1 each: trailers must reach the plugin", s.trailers, s.respTrailers)
 	}
 	h.maps[MapHTTPRequestHeaders] = []plugin.Header{{Name: ":path", Value: "/deny"}}
 	v.contextCreate(3, 1)

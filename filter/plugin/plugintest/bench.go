@@ -25,6 +25,8 @@ func BenchRequests() map[string]Request {
 		"ToolsList":     {Method: "POST", Authority: "mcp.example.com", Path: "/mcp", Headers: auth, Chunks: []string{toolsList}},
 		"PassThrough":   {Method: "GET", Authority: "elsewhere.example.net", Path: "/"},
 		"DeniedCall":    {Method: "POST", Authority: "mcp.example.com", Path: "/mcp", Headers: auth, Chunks: []string{toolsCall("1", "delete_everything")}},
+		// ToolsCall1KiB on a route with the same policy and a shadow policy (cases_shadow.go).
+		"ToolsCall1KiBShadow": {Method: "POST", Authority: ShadowLaxHost, Path: "/mcp", Headers: auth, Chunks: []string{ToolsCallBody(1024)}},
 		"ToolsCall1KiBInSession": {Method: "POST", Authority: "mcp.example.com", Path: "/mcp", Chunks: []string{ToolsCallBody(1024)},
 			Headers: append(auth, [2]string{"mcp-session-id", BoundSession("alice", "https://mcp.example.com/mcp", "up-session-1")})},
 	}
@@ -41,4 +43,23 @@ func BoundSession(sub, routeID, id string) string {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte(id))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16]) + "." + id
+}
+
+// BenchToolLists are the tools/list exchanges whose per-request cost BENCHMARKS.md reports:
+// a list of 50 tools (49 allowed) answered as application/json or as an event stream and
+// filtered, and the same JSON answer on a route with filter_tool_list: false.
+func BenchToolLists() map[string]Case {
+	auth := [][2]string{jsonCT, bearer(TokenAlice)}
+	list := bigToolList("2", 50)
+	return map[string]Case{
+		"ToolsList50JSON": {Request: Request{Method: "POST", Authority: OpenHost, Path: "/mcp", Headers: auth, Chunks: []string{toolsList}},
+			Response: jsonResponse, ResponseBody: []string{list}},
+		"ToolsList50SSE": {Request: Request{Method: "POST", Authority: OpenHost, Path: "/mcp", Headers: auth, Chunks: []string{toolsList}},
+			Response: sseResponse, ResponseBody: []string{"event: message\ndata: " + list + "\n\n"}},
+		// 50 pinned tools (echo and add 25 times each), every digest computed and matching.
+		"ToolsList50JSONPinned": {Request: Request{Method: "POST", Authority: PinnedHost, Path: "/mcp", Headers: auth, Chunks: []string{toolsList}},
+			Response: jsonResponse, ResponseBody: []string{listOf(strings.Repeat(echoTool+",", 25) + strings.TrimSuffix(strings.Repeat(addTool+",", 25), ","))}},
+		"ToolsList50Unfiltered": {Request: Request{Method: "POST", Authority: NoFilterHost, Path: "/mcp", Headers: auth, Chunks: []string{toolsList}},
+			Response: jsonResponse, ResponseBody: []string{list}},
+	}
 }

@@ -46,6 +46,9 @@ type Case struct {
 	// was forwarded, and ResponseBody the chunks of its body.
 	Response     [][2]string
 	ResponseBody []string
+	// ResponseTrailers, when set, end the response with trailers: no body chunk carries the
+	// end of stream.
+	ResponseTrailers [][2]string
 	// ClientResponse and ClientBody, when set, report what is wrong with the response headers
 	// and the response body the client receives for Response ("" when nothing is).
 	ClientResponse func(Headers) string
@@ -77,9 +80,18 @@ type Want struct {
 	CheckHeaders map[string]string
 	// Counters are counters the request must increment.
 	Counters []string
+	// CountersUnchanged are counters the request must not change.
+	CountersUnchanged []string
 	// Properties are properties the filter must have set on the stream
 	// (proxy_set_property: Envoy's filter state "wasm.<name>"), with their values.
 	Properties map[string]string
+	// Golden names a file under plugintest's testdata/golden that the local reply (status,
+	// Content-Type and body) must equal byte for byte, natively and in wasm alike; rewrite
+	// it with go test -update.
+	Golden string
+	// ClientBodyGolden names a file under plugintest's testdata/golden that the response body
+	// the client receives must equal byte for byte, natively and in wasm alike.
+	ClientBodyGolden string
 }
 
 // Result is what a runner observed of a case's Request.

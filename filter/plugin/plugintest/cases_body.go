@@ -19,6 +19,12 @@ func bodyCases() []Case {
 	smuggle := func(name, body string, status int) Case {
 		return Case{Name: name, Request: post(mcp, "/mcp", body, alice), Want: Want{Status: status, CheckCalls: -1}}
 	}
+	// deniedTool: a tools/call policy denies, answered with an isError result (denials.go).
+	deniedTool := func(name, body string) Case {
+		c := smuggle(name, body, 200)
+		c.Want.BodyContains = []string{`"isError":true`, `mcp-tool-unauthorized`}
+		return c
+	}
 	return append([]Case{
 		{
 			Name:    "ContentLengthOverLimitGets413BeforeBuffering",
@@ -48,12 +54,12 @@ func bodyCases() []Case {
 		{
 			Name:    "EscapedMethodIsStillATool",
 			Request: post(mcp, "/mcp", `{"jsonrpc":"2.0","id":3,"method":"tools\u002fcall","params":{"name":"rm\u0020-rf"}}`, bearer(TokenAlice)),
-			Want:    Want{Status: 403, LogContains: []string{`"mcp-tool":"rm -rf"`}, CheckCalls: 1},
+			Want:    Want{Status: 200, BodyContains: []string{`"isError":true`}, LogContains: []string{`"mcp-tool":"rm -rf"`}, CheckCalls: 1},
 		},
 		{
 			Name:    "BatchWithOneDeniedToolIsDenied",
 			Request: post(mcp, "/mcp", `[`+toolsCall("1", "echo")+`,`+toolsCall("2", "shutdown")+`]`, bearer(TokenAlice)),
-			Want:    Want{Status: 403, BodyContains: []string{`[{`, `"id":2`}, CheckCalls: 1},
+			Want:    Want{Status: 200, BodyContains: []string{`[{`, `"id":2`, `"isError":true`}, CheckCalls: 1},
 		},
 		{
 			Name:    "BatchOfAllowedMessagesIsForwarded",
@@ -83,13 +89,13 @@ func bodyCases() []Case {
 		smuggle("MethodWithResultIsRefused", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete_everything"},"result":{}}`, 400),
 		smuggle("NestedBatchIsRefused", `[[`+deny+`]]`, 400),
 		smuggle("EmptyBatchIsRefused", `[]`, 400),
-		smuggle("TrailingSpaceInToolNameIsDenied", toolsCall("1", "echo "), 403),
-		smuggle("FullwidthToolNameIsDenied", toolsCall("1", "ｅｃｈｏ"), 403),
-		smuggle("ZeroWidthSpaceInToolNameIsDenied", toolsCall("1", "ech\u200bo"), 403),
+		deniedTool("TrailingSpaceInToolNameIsDenied", toolsCall("1", "echo ")),
+		deniedTool("FullwidthToolNameIsDenied", toolsCall("1", "ｅｃｈｏ")),
+		deniedTool("ZeroWidthSpaceInToolNameIsDenied", toolsCall("1", "ech\u200bo")),
 		smuggle("DeniedToolAsNotificationIsDenied", `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"delete_everything"}}`, 403),
-		smuggle("DeniedToolBehindAResponseInABatchIsDenied", `[{"jsonrpc":"2.0","id":"s1","result":{}},`+deny+`]`, 403),
+		deniedTool("DeniedToolBehindAResponseInABatchIsDenied", `[{"jsonrpc":"2.0","id":"s1","result":{}},`+deny+`]`),
 		smuggle("DeniedNotificationInABatchIsDenied", `[`+toolsCall("1", "echo")+`,{"jsonrpc":"2.0","method":"tools/call","params":{"name":"delete_everything"}}]`, 403),
-		smuggle("HugeIDDoesNotHideTheTool", `{"jsonrpc":"2.0","id":1e999999,"method":"tools/call","params":{"name":"delete_everything"}}`, 403),
+		deniedTool("HugeIDDoesNotHideTheTool", `{"jsonrpc":"2.0","id":1e999999,"method":"tools/call","params":{"name":"delete_everything"}}`),
 		{
 
 			Name:    "EscapedAllowedToolNameIsTheAllowedTool",
@@ -98,7 +104,7 @@ func bodyCases() []Case {
 		},
 		// Bodies that arrive another way than a POST ending with its last data frame.
 		{
-			Name: "DeniedToolEndedByTrailersIsStillDenied", Request: post(mcp, "/mcp", deny, alice), Want: Want{Status: 403, CheckCalls: -1},
+			Name: "DeniedToolEndedByTrailersIsStillDenied", Request: post(mcp, "/mcp", deny, alice), Want: Want{Status: 200, BodyContains: []string{`"isError":true`}, CheckCalls: -1},
 			Trailers: [][2]string{{"x-checksum", "1"}},
 		},
 		{

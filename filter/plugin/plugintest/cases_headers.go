@@ -15,7 +15,7 @@ func headerCases() []Case {
 	mcp := "mcp.example.com"
 	alice := bearer(TokenAlice)
 	deny := deniedCall
-	prm := `Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`
+	prm := `Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="mcp"`
 	return append([]Case{
 		{
 			Name:    "MissingTokenGets401WithResourceMetadata",

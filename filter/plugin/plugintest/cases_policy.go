@@ -20,11 +20,13 @@ func policyCases() []Case {
 			},
 		},
 		{
-			Name:    "DeniedToolGets403JSONRPCErrorEchoingIDAndRequestID",
+			Name:    "DeniedToolGetsAnIsErrorResultNamingToolRouteReasonsAndRequestID",
 			Request: DeniedToolCall(),
 			Want: Want{
-				Status:       403,
-				BodyContains: []string{`"id":"call-9"`, `"code":-32001`, `"request-id":"` + RequestID + `"`, `delete_everything`},
+				Status: 200,
+				BodyContains: []string{`"id":"call-9"`, `"result":{"content":[{"type":"text","text":"Denied by the MCP gateway: the policy of route \"mcp.example.com\" does not allow the tool \"delete_everything\" (reasons: mcp-tool-unauthorized; request ID ` + RequestID + `)`,
+					`"isError":true`, `"request-id":"` + RequestID + `"`},
+				ReplyHeaders: map[string]string{"content-type": "application/json"},
 				LogContains:  []string{`"allow":false`, `"mcp-tool":"delete_everything"`, `"allow-why-false":["mcp-tool-unauthorized"]`, `"deny":true`},
 				CheckCalls:   1,
 			},

@@ -44,7 +44,7 @@ func recordCases() []Case {
 		refused("UnknownPathIsRecordedAsRouteNotFound", get("tiny.example.com", "/other", alice), 404, "route-not-found", "GET", "", 0),
 		refused("TokenServiceDownIsRecordedAsUnavailable", post(mcp, "/mcp", toolsList, bearer(TokenServiceDown)), 503, "token-service-unavailable", "POST", "", 1),
 		refused("TokenServiceGarbageIsRecordedAsUnavailable", get(mcp, "/mcp", bearer(TokenGarbage)), 503, "token-service-unavailable", "GET", "", 1),
-		refused("UpstreamNotConnectedIsRecorded", post("up.example.com", "/mcp", toolsList, bearer(TokenNoUpstream)), 403, "upstream-authorization-required", "POST", "", 1),
+		refused("UpstreamNotConnectedIsRecorded", post("up.example.com", "/mcp", toolsList, bearer(TokenNoUpstream)), 401, "upstream-authorization-required", "POST", "", 1),
 		refused("SecondSessionHeaderIsRecordedAsAmbiguous", get(mcp, "/mcp", alice, [2]string{"mcp-session-id", "a"}, [2]string{"mcp-session-id", "b"}), 400, "request-ambiguous", "GET", "alice", 1),
 		{
 			Name: "TraceContextGoesOnTheCheckCall",
@@ -62,7 +62,7 @@ func recordCases() []Case {
 		{
 			Name:    "DeniedToolPublishesTheDecision",
 			Request: DeniedToolCall(),
-			Want: Want{Status: 403, Counters: []string{"mcp_gateway_authorize_denied", "mcp_gateway_deny_reason_mcp_tool_unauthorized"},
+			Want: Want{Status: 200, Counters: []string{"mcp_gateway_authorize_denied", "mcp_gateway_deny_reason_mcp_tool_unauthorized"},
 				Properties: map[string]string{"mcp_gateway.mcp_method": "tools/call", "mcp_gateway.mcp_tool": "delete_everything", "mcp_gateway.allow": "false",
 					"mcp_gateway.reasons": "mcp-tool-unauthorized", "mcp_gateway.user": "alice", "mcp_gateway.request_id": RequestID},
 				CheckCalls: 1},
@@ -78,7 +78,7 @@ func recordCases() []Case {
 		{
 			Name:    "BatchPublishesItsDeniedMessage",
 			Request: post(mcp, "/mcp", `[`+toolsCall("1", "echo")+`,`+toolsCall("2", "shutdown")+`,`+toolsList+`]`, alice),
-			Want: Want{Status: 403, Properties: map[string]string{"mcp_gateway.mcp_tool": "shutdown", "mcp_gateway.allow": "false"},
+			Want: Want{Status: 200, Properties: map[string]string{"mcp_gateway.mcp_tool": "shutdown", "mcp_gateway.allow": "false"},
 				CheckCalls: 1},
 		},
 		{

@@ -10,7 +10,7 @@ func routeCases() []Case {
 	mcp := "mcp.example.com"
 	alice := bearer(TokenAlice)
 	deny := deniedCall
-	prm := `Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`
+	prm := `Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="mcp"`
 	return append([]Case{
 		{
 			Name:    "ForeignHostPassesUntouched",

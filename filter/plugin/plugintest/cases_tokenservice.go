@@ -17,7 +17,7 @@ func tokenServiceCases() []Case {
 			Name:    "InvalidTokenGets401InvalidToken",
 			Request: post(mcp, "/mcp", toolsList, bearer(TokenInvalid)),
 			Want: Want{Status: 401, CheckCalls: 1, ReplyHeaders: map[string]string{
-				"www-authenticate": `Bearer error="invalid_token", error_description="the access token is invalid, expired or not meant for this server", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`}},
+				"www-authenticate": `Bearer error="invalid_token", error_description="the access token is invalid, expired or not meant for this server", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="mcp"`}},
 		},
 		{
 			Name:    "TokenServiceDownFailsClosed",
@@ -35,9 +35,10 @@ func tokenServiceCases() []Case {
 			Want:    Want{Upstream: map[string]string{"authorization": "Bearer " + InternalToken}, LogNotContains: []string{InternalToken}, CheckCalls: 1},
 		},
 		{
-			Name:    "UpstreamOAuthRouteWithoutConnectionGets403WithConnectURL",
+			Name:    "UpstreamOAuthRouteWithoutConnectionGets401InvalidTokenWithResourceMetadata",
 			Request: post("up.example.com", "/mcp", toolsList, bearer(TokenNoUpstream)),
-			Want:    Want{Status: 403, BodyContains: []string{"upstream_authorization_required", "/.gateway/mcp/connect"}, CheckCalls: 1},
+			Want: Want{Status: 401, BodyContains: []string{"invalid_token"}, CheckCalls: 1,
+				ReplyHeaders: map[string]string{"www-authenticate": `Bearer error="invalid_token", error_description="the upstream service must be connected again; sign in again", resource_metadata="https://up.example.com/.well-known/oauth-protected-resource/mcp", scope="mcp"`}},
 		},
 	}, attacks([]Case{
 		// The decision cache.
@@ -102,7 +103,7 @@ func tokenServiceCases() []Case {
 			Answer: okAnswer(aliceIdentity + anAssertion + `,"pad":"` + strings.Repeat("x", 70<<10) + `"`),
 		},
 		{
-			Name: "OKWithoutInternalTokenOnAnUpstreamRouteIsNotForwarded", Request: post("up.example.com", "/mcp", toolsList, alice), Want: Want{Status: 403, CheckCalls: 1},
+			Name: "OKWithoutInternalTokenOnAnUpstreamRouteIsNotForwarded", Request: post("up.example.com", "/mcp", toolsList, alice), Want: Want{Status: 401, BodyContains: []string{"invalid_token"}, CheckCalls: 1},
 			Answer: okAnswer(aliceIdentity + anAssertion),
 		},
 		{

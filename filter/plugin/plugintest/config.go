@@ -51,7 +51,7 @@ func Config() []byte {
 		"check_timeout_ms":                  500,
 		"cache_ttl_s":                       30,
 		"authenticate_service_url":          "https://auth.example.com",
-		"authorize_log_fields":              []string{"request-id", "user", "email", "allow", "allow-why-true", "allow-why-false", "deny", "deny-why-false", "mcp-method", "mcp-tool", "mcp-tool-parameters"},
+		"authorize_log_fields":              []string{"request-id", "user", "email", "allow", "allow-why-true", "allow-why-false", "deny", "deny-why-false", "mcp-method", "mcp-tool", "mcp-tool-parameters", "mcp-protocol-version", "mcp-client-name", "mcp-client-version"},
 		"authorize_log_max_parameter_bytes": MaxParameterBytes,
 		"routes": []any{
 			route("https://mcp.example.com/mcp", "mcp.example.com", "/mcp", "server", 4096, false, recommended),
@@ -64,6 +64,11 @@ func Config() []byte {
 			route("https://"+SharedHost, SharedHost, "/", "plain", 0, false, authenticated),
 			route("https://"+SharedHost+"/admin", SharedHost, "/admin", "plain", 0, false, adminOnly),
 			route("https://"+SharedHost+"/mcp", SharedHost, "/mcp", "server", 4096, false, recommended),
+			with(route("https://"+NoFilterHost+"/mcp", NoFilterHost, "/mcp", "server", 4096, false, recommended), "no_tool_list_filter", true),
+			with(route("https://"+ShadowStrictHost+"/mcp", ShadowStrictHost, "/mcp", "server", 4096, false, denyList), "policy_shadow", recommended),
+			with(route("https://"+ShadowLaxHost+"/mcp", ShadowLaxHost, "/mcp", "server", 4096, false, recommended), "policy_shadow", authenticated),
+			with(route("https://"+PinnedHost+"/mcp", PinnedHost, "/mcp", "server", 4096, false, denyList), "tool_pins", map[string]any{"digests": pinnedDigests()}),
+			with(route("https://"+PinWarnHost+"/mcp", PinWarnHost, "/mcp", "server", 4096, false, denyList), "tool_pins", map[string]any{"warn": true, "digests": pinnedDigests()}),
 		},
 	}
 	b, err := json.Marshal(cfg)
@@ -71,6 +76,28 @@ func Config() []byte {
 		panic(err)
 	}
 	return b
+}
+
+// Hosts of the tool-list and shadow-policy cases (cases_toollist.go, cases_shadow.go).
+const (
+	// NoFilterHost is mcp.example.com's route with mcp.server.filter_tool_list: false.
+	NoFilterHost = "nofilter.example.com"
+	// ShadowStrictHost enforces the deny list of OpenHost with the recommended policy in
+	// shadow (stricter: only echo and add, only example.com).
+	ShadowStrictHost = "shadow-strict.example.com"
+	// ShadowLaxHost enforces the recommended policy with a shadow that allows every
+	// signed-in user any tool (laxer).
+	ShadowLaxHost = "shadow-lax.example.com"
+	// PinnedHost has OpenHost's deny list and pins echo and add as listTools lists them
+	// (cases_pins.go); PinWarnHost the same in warn mode.
+	PinnedHost  = "pinned.example.com"
+	PinWarnHost = "pinwarn.example.com"
+)
+
+// with returns r with key set to v.
+func with(r map[string]any, key string, v any) map[string]any {
+	r[key] = v
+	return r
 }
 
 func route(id, host, prefix, kind string, max int, upstream bool, policy any) map[string]any {
@@ -150,7 +177,7 @@ func AnswerCheck(key string, body []byte) CheckAnswer {
 		return ok("bob", "bob@other.org", nil)
 	case req.Token == TokenNoUpstream && upstream:
 		return answer(checkapi.Response{Status: checkapi.StatusUpstreamRequired, Identity: &checkapi.Identity{Subject: "carol"},
-			ConnectURL: "https://up.example.com/.gateway/mcp/connect?redirect_url="})
+			Error: "invalid_token"})
 	case req.Token == TokenServiceDown:
 		return CheckAnswer{Fail: true}
 	case req.Token == TokenGarbage:

@@ -27,6 +27,8 @@ type NativeHost struct {
 	Clock time.Time
 	// Level is the log level; the zero value, LogTrace, keeps every message.
 	Level plugin.LogLevel
+	// shared is the proxy's shared data (SharedData).
+	shared map[string][]byte
 }
 
 // NewNativeHost returns a host with an empty log.
@@ -51,6 +53,21 @@ func (h *NativeHost) Now() time.Time { return h.Clock }
 func (h *NativeHost) DefineCounter(name string) (uint32, error) {
 	h.names = append(h.names, name)
 	return uint32(len(h.names) - 1), nil
+}
+
+// SharedData reads the shared data of the filter's streams.
+func (h *NativeHost) SharedData(key string) ([]byte, uint32, bool) {
+	v, ok := h.shared[key]
+	return v, 1, ok
+}
+
+// SetSharedData stores shared data (CAS is not modelled: every store succeeds).
+func (h *NativeHost) SetSharedData(key string, value []byte, _ uint32) bool {
+	if h.shared == nil {
+		h.shared = map[string][]byte{}
+	}
+	h.shared[key] = append([]byte(nil), value...)
+	return true
 }
 
 // IncrementCounter adds to a counter.
@@ -343,7 +360,8 @@ func (nf *NativeFilter) sendStream(c Case, headersStop bool) Result {
 		for _, h := range c.Response {
 			s.respHeaders = append(s.respHeaders, plugin.Header{Name: h[0], Value: h[1]})
 		}
-		st.OnResponseHeaders(len(s.respHeaders), len(c.ResponseBody) == 0)
+		trailers := len(c.ResponseTrailers) > 0
+		st.OnResponseHeaders(len(s.respHeaders), len(c.ResponseBody) == 0 && !trailers)
 		clientResponse = Headers{}
 		for _, h := range s.respHeaders {
 			clientResponse = append(clientResponse, [2]string{h.Name, h.Value})
@@ -352,10 +370,16 @@ func (nf *NativeFilter) sendStream(c Case, headersStop bool) Result {
 		// hands the filter the whole buffer on the next chunk.
 		for i, ch := range c.ResponseBody {
 			s.respBody = append(s.respBody, ch...)
-			if st.OnResponseBody(len(s.respBody), i == len(c.ResponseBody)-1) == plugin.Continue {
+			if st.OnResponseBody(len(s.respBody), i == len(c.ResponseBody)-1 && !trailers) == plugin.Continue {
 				clientBody = append(clientBody, s.respBody...)
 				s.respBody = nil
 			}
+		}
+		// Trailers: Envoy lets the filter read and replace the body it buffers, and
+		// releases it when the trailers callback continues.
+		if trailers && st.OnResponseTrailers(len(c.ResponseTrailers)) == plugin.Continue {
+			clientBody = append(clientBody, s.respBody...)
+			s.respBody = nil
 		}
 	}
 	st.OnDone()

@@ -1,9 +1,21 @@
 package plugintest
 
 import (
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpmesh/gateway/shared/golden"
 )
+
+// goldenPath is the path of a golden reply under this package's testdata, whichever package's
+// test runs the case.
+func goldenPath(name string) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "testdata", "golden", name)
+}
 
 // Mode is how the proxy hands the request to a filter whose request-headers callback paused.
 type Mode struct {
@@ -26,7 +38,7 @@ type Runner func(t testing.TB, c Case, m Mode) Result
 // Cases returns every case, grouped by the behaviour they cover.
 func Cases() []Case {
 	var all []Case
-	for _, topic := range [][]Case{routeCases(), headerCases(), charsetCases(), bodyCases(), policyCases(), tokenServiceCases(), bindingCases(), legacySessionCases(), compressedStreamCases(), redTeamSessionCases(), recordCases()} {
+	for _, topic := range [][]Case{routeCases(), headerCases(), charsetCases(), bodyCases(), policyCases(), mcp2026Cases(), tokenServiceCases(), bindingCases(), legacySessionCases(), compressedStreamCases(), redTeamSessionCases(), recordCases(), toolListCases(), shadowCases(), pinCases()} {
 		all = append(all, topic...)
 	}
 	return all
@@ -87,6 +99,9 @@ func Check(t testing.TB, c Case, r Result) {
 	} else if r.Status != w.Status {
 		t.Errorf("status = %d (forwarded %v), want %d; body %s", r.Status, r.Forwarded, w.Status, r.Body)
 	}
+	if w.Golden != "" {
+		golden.CheckFile(t, goldenPath(w.Golden), []byte("status: "+strconv.Itoa(r.Status)+"\ncontent-type: "+r.ReplyHeaders["content-type"]+"\n\n"+r.Body+"\n"))
+	}
 	for _, sub := range w.BodyContains {
 		if !strings.Contains(r.Body, sub) {
 			t.Errorf("reply body %s\ndoes not contain %s", r.Body, sub)
@@ -127,6 +142,11 @@ func Check(t testing.TB, c Case, r Result) {
 			t.Errorf("counter %s not incremented; counters %v", name, r.Counters)
 		}
 	}
+	for _, name := range w.CountersUnchanged {
+		if r.Counters[name] != 0 {
+			t.Errorf("counter %s changed by %d; it must not", name, r.Counters[name])
+		}
+	}
 	for name, want := range w.Properties {
 		if got, ok := r.Properties[name]; !ok || got != want {
 			t.Errorf("property %s = %q (set %v), want %q; properties %v", name, got, ok, want, r.Properties)
@@ -144,6 +164,9 @@ func Check(t testing.TB, c Case, r Result) {
 		} else if problem := c.ClientResponse(r.ClientResponse); problem != "" {
 			t.Errorf("client response %v: %s", r.ClientResponse, problem)
 		}
+	}
+	if w.ClientBodyGolden != "" {
+		golden.CheckFile(t, goldenPath(w.ClientBodyGolden), []byte(r.ClientBody))
 	}
 	if c.ClientBody != nil {
 		if problem := c.ClientBody(r.ClientBody); problem != "" {

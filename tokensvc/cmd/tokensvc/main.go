@@ -100,10 +100,13 @@ func runWith(ctx context.Context, args []string, stderr io.Writer, reload <-chan
 		opts = append(opts, server.WithTracerProvider(tp))
 		logger.Info("tracing enabled (OTLP)")
 	}
+	for _, note := range cfg.Notes {
+		logger.Info("configuration", "note", note)
+	}
 	srv, err := server.New(ctx, cfg, opts...)
 	if err != nil {
 		logger.Error("start token service", "error", err.Error())
-		return 1
+		return exitStatus(err)
 	}
 	defer srv.Close() // srv owns the store every reloaded server shares
 	cur := server.NewCurrent(srv)
@@ -123,6 +126,16 @@ func runWith(ctx context.Context, args []string, stderr io.Writer, reload <-chan
 			return 0
 		}
 	}
+}
+
+// exitStatus is 2 for a configuration error (config.Error, also when a part of the service
+// found it at start-up), 1 for anything else.
+func exitStatus(err error) int {
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		return 2
+	}
+	return 1
 }
 
 // reloader rebuilds the server from the configuration file.

@@ -25,6 +25,7 @@ type Store struct {
 	sessions map[string]store.Session
 	cookies  map[string]store.BrowserCookie
 	upstream map[upstreamKey]store.UpstreamToken
+	leases   map[upstreamKey]upstreamLease
 	oneTimes map[string]store.OneTime
 }
 
@@ -41,6 +42,7 @@ func New() *Store {
 		sessions: map[string]store.Session{},
 		cookies:  map[string]store.BrowserCookie{},
 		upstream: map[upstreamKey]store.UpstreamToken{},
+		leases:   map[upstreamKey]upstreamLease{},
 		oneTimes: map[string]store.OneTime{},
 	}
 }
@@ -489,6 +491,7 @@ func (s *Store) PutUpstreamToken(ctx context.Context, t store.UpstreamToken) err
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.upstream[upstreamKey{t.Subject, t.RouteID}] = t
+	delete(s.leases, upstreamKey{t.Subject, t.RouteID})
 	return nil
 }
 
@@ -512,6 +515,7 @@ func (s *Store) DeleteUpstreamToken(ctx context.Context, subject, routeID string
 		return notFound("delete upstream token")
 	}
 	delete(s.upstream, k)
+	delete(s.leases, k)
 	return nil
 }
 

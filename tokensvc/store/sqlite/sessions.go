@@ -147,7 +147,8 @@ func (s *Store) PutUpstreamToken(ctx context.Context, t store.UpstreamToken) err
 	}
 	_, err = s.w.ExecContext(ctx, `INSERT INTO upstream_tokens (subject, route_id, sealed, expires_at, updated_at)
 		VALUES (?, ?, ?, ?, ?) ON CONFLICT (subject, route_id) DO UPDATE SET
-		sealed = excluded.sealed, expires_at = excluded.expires_at, updated_at = excluded.updated_at`,
+		sealed = excluded.sealed, expires_at = excluded.expires_at, updated_at = excluded.updated_at,
+		lease_holder = NULL, lease_until = NULL`,
 		t.Subject, t.RouteID, blob(t.Sealed), ts(t.ExpiresAt), ts(t.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("put upstream token: %w", err)

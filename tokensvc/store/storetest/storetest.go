@@ -58,6 +58,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Session_CountLiveSessions", testCountLiveSessions},
 		{"BrowserCookie_ValidOnlyWithSessionAndHost", testBrowserCookie},
 		{"UpstreamToken_PutGetDelete", testUpstreamToken},
+		{"UpstreamLease_OneHolderReplacesOrReleases", testUpstreamLease},
+		{"UpstreamLease_ConcurrentLeaseExactlyOneWins", testUpstreamLeaseConcurrent},
 		{"OneTime_TakeIsSingleUseAndKindBound", testOneTime},
 		{"OneTime_ConcurrentTakeExactlyOneWins", testOneTimeConcurrent},
 		{"OneTime_GetDoesNotConsumeAndIsKindBound", testOneTimeGet},

@@ -160,8 +160,13 @@ func (f *fixture) call(client *http.Client) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	// A tool call denied by policy is answered by the gateway with 200 and an isError result
+	// (docs/decisions.md): counted here as the denial it is.
+	if resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"isError":true`) && strings.Contains(string(body), "Denied by the MCP gateway") {
+		return http.StatusForbidden, nil
+	}
 	return resp.StatusCode, nil
 }
 

@@ -57,9 +57,15 @@ func run(args []string, stderr io.Writer) int {
 	wasmLevel := fs.String("wasm-log-level", "info", "proxy log level of the filter: trace, debug, info, warn or error")
 	admin := fs.String("admin", "", "admin address serving GET /metrics (Prometheus), e.g. 127.0.0.1:9901; empty: off")
 	grace := fs.Duration("reload-grace", gateway.DefaultGrace, "after a reload, how long requests in flight may finish on the old configuration")
+	printURLs := fs.Bool("print-urls", false, "print the configuration's public URLs (one per line: kind, name, URL) and exit")
+	printAddrs := fs.Bool("print-addresses", false, "print the host:port addresses the gateway listens on and exit")
+	devCA := fs.String("dev-ca", "", "make (or reuse) a development CA in this directory and issue a certificate for the configuration's https hosts (or localhost), then exit; see docs/clients.md#tls")
 	remote := addRemoteFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *devCA != "" {
+		return runDevCA(*devCA, *configPath, stderr)
 	}
 	if *configPath == "" {
 		fmt.Fprintln(stderr, "localgateway: -config is required")
@@ -75,6 +81,10 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
+	if *printURLs || *printAddrs {
+		printConfig(cfg, *printURLs, *printAddrs)
+		return 0
+	}
 	logger, err := newLogger(*logFormat, level, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "localgateway: %v\n", err)
@@ -82,6 +92,10 @@ func run(args []string, stderr io.Writer) int {
 	}
 	remoteTS, err := remote.tokenService(logger)
 	if err != nil {
+		fmt.Fprintf(stderr, "localgateway: %v\n", err)
+		return 2
+	}
+	if err := checkCertificate(cfg); err != nil {
 		fmt.Fprintf(stderr, "localgateway: %v\n", err)
 		return 2
 	}
@@ -98,10 +112,17 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "localgateway: compile %s: %v\n", *wasmPath, err)
 		return 1
 	}
+	for _, note := range cfg.Notes {
+		logger.Info("configuration", "note", note)
+	}
 	a := &app{path: *configPath, module: mod, workers: *workers, logger: logger, wasmLevel: level, grace: *grace}
 	a.remote = remoteTS
 	if err := a.start(ctx, cfg); err != nil {
 		fmt.Fprintf(stderr, "localgateway: %v\n", err)
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			return 2 // a configuration problem found at start-up (the identity provider's settings)
+		}
 		return 1
 	}
 	defer func() { stop(); a.close() }() // no reload starts once ctx is done
@@ -138,8 +159,14 @@ func run(args []string, stderr io.Writer) int {
 		}()
 		logger.Info("admin listening", "address", l.Addr().String(), "paths", []string{"/metrics"})
 	}
-	logger.Info("local gateway listening", "addresses", a.live.Current().Addresses())
-	go func() { errs <- a.live.ListenAndServe(ctx) }()
+	// Ready only once every listener is bound: a taken address fails here, naming it.
+	ls, err := gateway.Listen(ctx, a.live.Current().Addresses())
+	if err != nil {
+		fmt.Fprintf(stderr, "localgateway: %v\n", err)
+		return 1
+	}
+	logger.Info("local gateway ready", "addresses", a.live.Current().Addresses(), "urls", a.live.Current().URLs())
+	go func() { errs <- a.live.Serve(ctx, ls) }()
 	if err := <-errs; err != nil {
 		fmt.Fprintf(stderr, "localgateway: %v\n", err)
 		return 1

@@ -15,6 +15,14 @@ func TestRun_BadConfigExits2NamingTheKey(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("runtime_flags: {mcp: true}\nroutes:\n  - from: https://x.example.com\n    to: http://u\n    mcp: {server: {bogus: 1}}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	example, err := os.ReadFile("../../../examples/gateway.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exampleCopy := filepath.Join(dir, "gateway.yaml")
+	if err := os.WriteFile(exampleCopy, example, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		want string
@@ -24,6 +32,9 @@ func TestRun_BadConfigExits2NamingTheKey(t *testing.T) {
 		{[]string{"-config", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
 		{[]string{"-config", "../../../examples/gateway.yaml", "-log-format", "xml"}, "-log-format must be text or json"},
 		{[]string{"-config", "../../../examples/gateway.yaml", "-wasm-log-level", "verbose"}, "-wasm-log-level must be trace, debug, info, warn or error"},
+		// The example's certificate is made by the quick start; a copy of the example elsewhere
+		// names files (relative to its folder) that do not exist.
+		{[]string{"-config", exampleCopy}, "certificate_file, certificate_key_file: open " + filepath.Join(filepath.Dir(dir), "build", "out", "tls", "cert.pem")},
 	}
 	for _, c := range cases {
 		var stderr bytes.Buffer

@@ -37,9 +37,11 @@ func TestGateway(t *testing.T) {
 	})
 
 	t.Run("TSClient_DeniedToolIsRefusedByPolicy", func(t *testing.T) {
+		// The denial reaches the client as the tool's result (isError), not as an exception.
 		res, err := harness.RunTSClient(t, harness.ClientOptions{URL: s.RestrictedURL, Tool: "test_error_handling", NoRefresh: true})
-		if err == nil || !strings.Contains(res.Error, `does not allow the tool \"test_error_handling\"`) {
-			t.Fatalf("err %v, result error %q", err, res.Error)
+		if err != nil || res.Call == nil || !res.Call.IsError || len(res.Call.Content) == 0 ||
+			!strings.Contains(res.Call.Content[0].Text, `does not allow the tool "test_error_handling"`) {
+			t.Fatalf("err %v, result %+v", err, res)
 		}
 		if !slices.Contains(res.Steps, "tools/list") {
 			t.Errorf("tools/list (not a tool call) should have passed; steps %v", res.Steps)

@@ -77,8 +77,8 @@ func TestGateway_RedTeamDataPath(t *testing.T) {
 	if st, body := rawExchange(t, addr, withBody("POST", "/restricted", addr, allowed)); st != 200 || !strings.Contains(body, `"result"`) {
 		t.Fatalf("allowed tool: %d %s", st, body)
 	}
-	if st, _ := rawExchange(t, addr, withBody("POST", "/restricted", addr, denied)); st != 403 {
-		t.Fatalf("denied tool: %d", st)
+	if st, body := rawExchange(t, addr, withBody("POST", "/restricted", addr, denied)); st != 200 || !gatewayDenial(body) {
+		t.Fatalf("denied tool: %d %s", st, body)
 	}
 
 	attacks := []struct{ name, req string }{
@@ -101,7 +101,7 @@ func TestGateway_RedTeamDataPath(t *testing.T) {
 		t.Run(a.name, func(t *testing.T) {
 			st, body := rawExchange(t, addr, a.req)
 			t.Logf("status %d", st)
-			if st == 200 && strings.Contains(body, `"result"`) {
+			if st == 200 && strings.Contains(body, `"result"`) && !gatewayDenial(body) {
 				t.Fatalf("a denied tool ran: %s", body)
 			}
 		})
@@ -109,9 +109,15 @@ func TestGateway_RedTeamDataPath(t *testing.T) {
 	for _, method := range []string{"GET", "DELETE", "post"} {
 		t.Run("BodyOn"+method, func(t *testing.T) {
 			st, body := rawExchange(t, addr, withBody(method, "/restricted", addr, denied))
-			if st == 200 && strings.Contains(body, `"result"`) {
+			if st == 200 && strings.Contains(body, `"result"`) && !gatewayDenial(body) {
 				t.Fatalf("a denied tool ran: %s", body)
 			}
 		})
 	}
+}
+
+// gatewayDenial reports whether body is the gateway's own answer to a denied tool call (an
+// isError result), not the upstream's.
+func gatewayDenial(body string) bool {
+	return strings.Contains(body, `"isError":true`) && strings.Contains(body, "Denied by the MCP gateway")
 }

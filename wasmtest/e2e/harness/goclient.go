@@ -39,6 +39,12 @@ func RunGoClient(t testing.TB, opts ClientOptions) (*ClientResult, error) {
 	if opts.Deny {
 		r.browser.ConsentButton = FormButton{Name: "action", Value: "deny"}
 	}
+	if opts.HTTPClient != nil && opts.Browser == nil {
+		r.browser.Client.Transport = opts.HTTPClient.Transport
+	}
+	if opts.HTTPClient != nil {
+		ctx = context.WithValue(ctx, oauth2.HTTPClient, opts.HTTPClient)
+	}
 	err := r.run(ctx, opts)
 	r.res.Browser = r.browser.History()
 	if err != nil {
@@ -82,6 +88,7 @@ func (r *goRun) run(ctx context.Context, opts ClientOptions) error {
 	redirect := "http://" + ln.Addr().String() + "/callback"
 
 	cfg := &auth.AuthorizationCodeHandlerConfig{
+		Client:                   opts.HTTPClient,
 		RedirectURL:              redirect,
 		AuthorizationCodeFetcher: r.fetchCode(redirect),
 		RequestRefreshToken:      true,
@@ -123,9 +130,14 @@ func (r *goRun) run(ctx context.Context, opts ClientOptions) error {
 		Endpoint:     opts.URL,
 		OAuthHandler: &recordingHandler{inner: inner, run: r},
 		MaxRetries:   -1,
+		HTTPClient:   opts.HTTPClient,
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "gateway-e2e-go-client", Version: "1.0.0"}, nil)
-	session, err := client.Connect(ctx, transport, nil)
+	var sessionOpts *mcp.ClientSessionOptions
+	if opts.ProtocolVersion != "" {
+		sessionOpts = &mcp.ClientSessionOptions{ProtocolVersion: opts.ProtocolVersion}
+	}
+	session, err := client.Connect(ctx, transport, sessionOpts)
 	if err != nil {
 		return r.withAuthError(fmt.Errorf("connect: %w", err))
 	}
@@ -147,6 +159,16 @@ func (r *goRun) run(ctx context.Context, opts ClientOptions) error {
 		}
 		r.res.Call = out
 		r.step("tools/call")
+	}
+	if opts.DeniedTool != "" {
+		denied := opts
+		denied.Tool = opts.DeniedTool
+		out, err := callTool(ctx, session, denied)
+		if err != nil {
+			r.res.DeniedCallError = err.Error()
+		}
+		r.res.DeniedCall = out
+		r.step("tools/call-denied")
 	}
 	if opts.NoRefresh {
 		return nil

@@ -35,6 +35,9 @@ type IDPUser struct {
 	EmailVerified bool     `json:"email_verified"`
 	Name          string   `json:"name,omitempty"`
 	Groups        []string `json:"groups"`
+	// Claims are added to (or replace) the user's claims: azure's tid, apple's
+	// email_verified as a string.
+	Claims map[string]any `json:"claims,omitempty"`
 }
 
 // Alice returns the default test user, the one the provider logs in unless told otherwise:
@@ -68,6 +71,19 @@ type IDPOptions struct {
 	Registration  bool
 	Resources     []string
 	ResourceScope string
+	// IssuerPath plays a provider whose issuer has a path (okta /oauth2/default, azure
+	// /<tenant>/v2.0, cognito /<pool-id>, onelogin /oidc/2, ping /<env>/as); "/" gives an
+	// issuer ending in a slash (auth0). GroupsClaim names the claim of the users' groups
+	// (default groups; cognito:groups), and ScopeClaims replaces which scope releases which
+	// claims (default openid: sub; email: email, email_verified; profile: name; groups: the
+	// groups claim).
+	IssuerPath  string
+	GroupsClaim string
+	ScopeClaims map[string][]string
+	// StrictClientAuth makes the token endpoint accept each client only with its registered
+	// TokenEndpointAuthMethod (oidc-provider itself accepts client_secret_basic and
+	// client_secret_post interchangeably).
+	StrictClientAuth bool
 }
 
 // DefaultRedirectURI is the redirect URI of the default IDP client.
@@ -75,8 +91,8 @@ const DefaultRedirectURI = "http://127.0.0.1/oauth2/callback"
 
 // IDP is a running test OpenID provider (wasmtest/e2e/node/idp.mjs).
 type IDP struct {
-	// Issuer is http://127.0.0.1:PORT (no trailing slash); discovery is at
-	// Issuer + "/.well-known/openid-configuration".
+	// Issuer is http://127.0.0.1:PORT followed by IDPOptions.IssuerPath; discovery is at
+	// the Issuer without a trailing slash + "/.well-known/openid-configuration".
 	Issuer string
 	// ClientID, ClientSecret and RedirectURIs are those of the first client.
 	ClientID, ClientSecret string
@@ -89,17 +105,21 @@ type IDP struct {
 }
 
 type idpConfig struct {
-	Port            int         `json:"port"`
-	Clients         []IDPClient `json:"clients"`
-	Users           []IDPUser   `json:"users"`
-	ConsentForm     bool        `json:"consentForm"`
-	AccessTokenTTL  int64       `json:"accessTokenTTL,omitempty"`
-	IDTokenTTL      int64       `json:"idTokenTTL,omitempty"`
-	RefreshTokenTTL int64       `json:"refreshTokenTTL,omitempty"`
-	Registration    bool        `json:"registration"`
-	Resources       []string    `json:"resources,omitempty"`
-	ResourceScope   string      `json:"resourceScope,omitempty"`
-	AdminToken      string      `json:"adminToken"`
+	Port            int                 `json:"port"`
+	Clients         []IDPClient         `json:"clients"`
+	Users           []IDPUser           `json:"users"`
+	ConsentForm     bool                `json:"consentForm"`
+	AccessTokenTTL  int64               `json:"accessTokenTTL,omitempty"`
+	IDTokenTTL      int64               `json:"idTokenTTL,omitempty"`
+	RefreshTokenTTL int64               `json:"refreshTokenTTL,omitempty"`
+	Registration    bool                `json:"registration"`
+	Resources       []string            `json:"resources,omitempty"`
+	ResourceScope   string              `json:"resourceScope,omitempty"`
+	AdminToken      string              `json:"adminToken"`
+	IssuerPath      string              `json:"issuerPath,omitempty"`
+	GroupsClaim     string              `json:"groupsClaim,omitempty"`
+	ScopeClaims     map[string][]string `json:"scopeClaims,omitempty"`
+	StrictClient    bool                `json:"strictClientAuth,omitempty"`
 }
 
 // StartIDP starts the test OpenID provider on a free 127.0.0.1 port and waits until it
@@ -132,6 +152,10 @@ func StartIDP(t testing.TB, opts IDPOptions) *IDP {
 		Resources:       opts.Resources,
 		ResourceScope:   opts.ResourceScope,
 		AdminToken:      rand.Text(),
+		IssuerPath:      opts.IssuerPath,
+		GroupsClaim:     opts.GroupsClaim,
+		ScopeClaims:     opts.ScopeClaims,
+		StrictClient:    opts.StrictClientAuth,
 	}
 	raw, err := json.Marshal(cfg)
 	if err != nil {
@@ -186,6 +210,17 @@ func (p *IDP) LoginAs(t testing.TB, sub string) {
 	p.hook(t, "login-as", sub)
 }
 
+// SetDown makes every endpoint of the provider but the test hooks answer 503 (down), or serve
+// again (up).
+func (p *IDP) SetDown(t testing.TB, down bool) {
+	t.Helper()
+	op := "up"
+	if down {
+		op = "down"
+	}
+	p.hook(t, op, "")
+}
+
 func (p *IDP) hook(t testing.TB, op, sub string) {
 	t.Helper()
 	if err := p.callHook(op, sub); err != nil {
@@ -196,7 +231,11 @@ func (p *IDP) hook(t testing.TB, op, sub string) {
 func (p *IDP) callHook(op, sub string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	u := p.Issuer + "/test/" + op + "?sub=" + url.QueryEscape(sub)
+	iu, err := url.Parse(p.Issuer)
+	if err != nil {
+		return err
+	}
+	u := iu.Scheme + "://" + iu.Host + "/test/" + op + "?sub=" + url.QueryEscape(sub)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
 	if err != nil {
 		return fmt.Errorf("build request: %w", err)

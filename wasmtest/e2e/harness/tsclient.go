@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os/exec"
 	"testing"
 	"time"
@@ -43,6 +44,10 @@ type ClientResult struct {
 	// RefreshError is the OAuth error code of a refused refresh ("invalid_grant"), or the
 	// error text of another refresh failure.
 	RefreshError string `json:"refresh_error"`
+	// DeniedCall is the result of ClientOptions.DeniedTool, DeniedCallError the error the
+	// client raised for it instead.
+	DeniedCall      *ToolCallResult `json:"denied_call"`
+	DeniedCallError string          `json:"denied_call_error"`
 	// Scope is the scope of the last token response, when the server sent one.
 	Scope string `json:"scope"`
 	// Error is the first failure, empty when OK.
@@ -91,6 +96,21 @@ type ClientOptions struct {
 	BeforeRefresh func()
 	// Timeout bounds the whole flow; zero means 60 seconds.
 	Timeout time.Duration
+	// DeniedTool, if not empty, is called (with Args) after Tool, before the refresh: a tool
+	// the policy denies. Its result is DeniedCall, or the error the client raised
+	// DeniedCallError.
+	DeniedTool string
+	// ProtocolVersion pins the MCP revision the Go client speaks ("" for its latest).
+	ProtocolVersion string
+	// HTTPClient, if set, carries the Go client's MCP and OAuth requests and its Browser's
+	// (a copy keeps the Browser's cookie jar and redirect handling): for https hosts signed by
+	// a test CA.
+	HTTPClient *http.Client
+	// Env are extra environment variables of the Node client (NODE_EXTRA_CA_CERTS=…).
+	Env []string
+	// TSClient2 runs the TypeScript client on @modelcontextprotocol/client 2.x instead of
+	// @modelcontextprotocol/sdk 1.x, pinned to ProtocolVersion when that is set.
+	TSClient2 bool
 }
 
 // errClientFailed reports a client flow that ran but did not succeed.
@@ -135,6 +155,15 @@ func RunTSClient(t testing.TB, opts ClientOptions) (*ClientResult, error) {
 	if opts.BeforeRefresh != nil {
 		args = append(args, "--pause-before-refresh")
 	}
+	if opts.DeniedTool != "" {
+		args = append(args, "--denied-tool", opts.DeniedTool)
+	}
+	if opts.TSClient2 {
+		args = append(args, "--sdk", "client2")
+		if opts.ProtocolVersion != "" {
+			args = append(args, "--pin", opts.ProtocolVersion)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, args...)
@@ -144,7 +173,7 @@ func RunTSClient(t testing.TB, opts ClientOptions) (*ClientResult, error) {
 		// Kept off the command line (visible to every user of the machine).
 		env = append(env, "GATEWAY_E2E_CLIENT_SECRET="+opts.ClientSecret)
 	}
-	cmd.Env = childEnv(env...)
+	cmd.Env = childEnv(append(env, opts.Env...)...)
 	setParentDeathSignal(cmd)
 	var stdout bytes.Buffer
 	stderr := &tailBuffer{}

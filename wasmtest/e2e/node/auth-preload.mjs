@@ -11,6 +11,8 @@
 //   GATEWAY_E2E_TOKEN         the bearer token (required; the preload fails loudly without it)
 //   GATEWAY_E2E_TOKEN_ORIGIN  if set (e.g. http://127.0.0.1:8080), only requests to this exact
 //                             origin get the header, so the token is not sent anywhere else
+import http from 'node:http';
+import https from 'node:https';
 import { Agent, setGlobalDispatcher } from 'undici';
 
 const token = process.env.GATEWAY_E2E_TOKEN ?? '';
@@ -69,3 +71,33 @@ const dispatcher = new Agent().compose((dispatch) => (opts, handler) => {
   return dispatch({ ...opts, headers: withAuth(opts.headers) }, handler);
 });
 setGlobalDispatcher(dispatcher);
+
+// Suite 0.2.0-alpha.12 sends its header-validation scenarios with node:http, not fetch: its
+// requests get the header too (same origin rule), unless they set their own.
+function patchNodeRequest(mod, scheme) {
+  const original = mod.request;
+  mod.request = function request(...args) {
+    let [url, options] = args;
+    if (typeof url === 'string' || url instanceof URL) {
+      options = typeof options === 'function' || options == null ? {} : options;
+    } else {
+      options = url ?? {};
+      url = undefined;
+    }
+    const origin = url ? originOf(url) : `${options.protocol ?? scheme}//${options.hostname ?? options.host ?? 'localhost'}${options.port ? `:${options.port}` : ''}`;
+    if (onlyOrigin === '' || originOf(origin) === originOf(onlyOrigin)) {
+      const headers = { ...(options.headers ?? {}) };
+      if (!Object.keys(headers).some((k) => k.toLowerCase() === 'authorization')) headers.authorization = value;
+      options = { ...options, headers };
+      if (url) {
+        const rest = args.slice(2);
+        const cb = typeof args[1] === 'function' ? [args[1]] : rest;
+        return original.call(this, url, options, ...cb);
+      }
+      return original.call(this, options, ...args.slice(1));
+    }
+    return original.apply(this, args);
+  };
+}
+patchNodeRequest(http, 'http:');
+patchNodeRequest(https, 'https:');

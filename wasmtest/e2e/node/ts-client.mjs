@@ -11,16 +11,14 @@
 //
 // Usage: node ts-client.mjs --url URL [--tool NAME] [--args JSON] [--scope S]
 //          [--client-id ID [--client-secret S | env GATEWAY_E2E_CLIENT_SECRET]] [--client-name N]
-//          [--consent approve|deny] [--no-refresh] [--timeout MS]
+//          [--consent approve|deny] [--no-refresh] [--timeout MS] [--denied-tool NAME]
+//          [--sdk sdk|client2] [--pin REVISION]
 //          [--pause-before-refresh: print "PAUSE before-refresh" on stderr, wait for a line on stdin]
 // Prints one JSON object on stdout (see `result` below) and exits 0 only if every step asked
 // for succeeded.
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 
 const { values: opt } = parseArgs({
   options: {
@@ -35,9 +33,24 @@ const { values: opt } = parseArgs({
     'no-refresh': { type: 'boolean', default: false },
     'pause-before-refresh': { type: 'boolean', default: false },
     timeout: { type: 'string', default: '60000' },
+    // A tool the gateway's policy denies, called after --tool: its answer (or the error the SDK
+    // throws) is reported as denied_call (denied_call_error).
+    'denied-tool': { type: 'string' },
+    // The SDK: "sdk" (@modelcontextprotocol/sdk 1.x, 2025-11-25) or "client2"
+    // (@modelcontextprotocol/client 2.x); --pin pins the 2.x client to a revision (2026-07-28).
+    sdk: { type: 'string', default: 'sdk' },
+    pin: { type: 'string' },
   },
   strict: true,
 });
+
+const { Client, StreamableHTTPClientTransport, auth, UnauthorizedError } = opt.sdk === 'client2'
+  ? await import('@modelcontextprotocol/client')
+  : {
+    ...(await import('@modelcontextprotocol/sdk/client/index.js')),
+    ...(await import('@modelcontextprotocol/sdk/client/streamableHttp.js')),
+    ...(await import('@modelcontextprotocol/sdk/client/auth.js')),
+  };
 // The client secret may also come from the environment, to keep it off the command line.
 opt['client-secret'] ??= process.env.GATEWAY_E2E_CLIENT_SECRET || undefined;
 
@@ -54,6 +67,8 @@ const result = {
   refresh_token_rotated: false,
   refresh_error: '',
   call_after_refresh: null,
+  denied_call: null,
+  denied_call_error: '',
   scope: '',
   error: '',
   browser: [],
@@ -141,7 +156,8 @@ function parseAttrs(s) {
 
 // parseForms finds forms, their fields and submit buttons (a small scanner for consent pages).
 function parseForms(html, base) {
-  const clean = html.replace(/<!--[\s\S]*?-->/g, '').replace(/<(script|style)\b[\s\S]*?<\/\1\s*>/gi, '');
+  // A browser that runs scripts ignores <noscript> (a form_post page's fallback button).
+  const clean = html.replace(/<!--[\s\S]*?-->/g, '').replace(/<(script|style|noscript)\b[\s\S]*?<\/\1\s*>/gi, '');
   const forms = [];
   const formRe = /<form\b([^>]*)>([\s\S]*?)(?:<\/form\s*>|$)/gi;
   let fm;
@@ -377,7 +393,8 @@ async function main() {
   const browser = new HeadlessBrowser(opt.consent);
   const cb = await startCallbackServer();
   const provider = new MemoryProvider(cb.url, browser);
-  const client = new Client({ name: 'gateway-e2e-ts-client', version: '1.0.0' });
+  const clientOptions = opt.pin ? { versionNegotiation: { mode: { pin: opt.pin } } } : undefined;
+  const client = new Client({ name: 'gateway-e2e-ts-client', version: '1.0.0' }, clientOptions);
   try {
     let transport = new StreamableHTTPClientTransport(serverUrl, { authProvider: provider });
     try {
@@ -392,7 +409,7 @@ async function main() {
       if (params.state !== provider.state_) throw new Error('callback state does not match');
       if (!params.code) throw new Error('callback has no code');
       result.steps.push('callback');
-      await transport.finishAuth(params.code);
+      await transport.finishAuth(params.code, params.iss);
       result.steps.push('token');
       transport = new StreamableHTTPClientTransport(serverUrl, { authProvider: provider });
       await client.connect(transport);
@@ -404,6 +421,14 @@ async function main() {
     if (opt.tool) {
       result.call = summarize(await client.callTool({ name: opt.tool, arguments: toolArgs }));
       result.steps.push('tools/call');
+    }
+    if (opt['denied-tool']) {
+      try {
+        result.denied_call = summarize(await client.callTool({ name: opt['denied-tool'], arguments: toolArgs }));
+      } catch (e) {
+        result.denied_call_error = String(e?.message ?? e);
+      }
+      result.steps.push('tools/call-denied');
     }
     if (!opt['no-refresh']) {
       if (opt['pause-before-refresh']) await pause('before-refresh');

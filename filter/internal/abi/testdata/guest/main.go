@@ -113,5 +113,6 @@ func (s *stream) OnResponseHeaders(int, bool) plugin.Action {
 }
 
 func (s *stream) OnResponseBody(int, bool) plugin.Action { return plugin.Continue }
+func (s *stream) OnResponseTrailers(int) plugin.Action   { return plugin.Continue }
 
 func (s *stream) OnDone() { s.h.Log(plugin.LogDebug, "done "+s.path) }

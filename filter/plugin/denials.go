@@ -1,0 +1,218 @@
+package plugin
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/mcpmesh/gateway/filter/jsonrpc"
+	"github.com/mcpmesh/gateway/shared/pluginconf"
+	"github.com/mcpmesh/gateway/shared/policy"
+	"github.com/tidwall/gjson"
+)
+
+// replyDenied answers a request refused by policy (docs/decisions.md, "Denied tool calls").
+// decisions holds the decision of each message (nil when the request carried none).
+//
+//   - A tools/call request that policy denies is answered as the tool's own failure would be:
+//     HTTP 200 with a CallToolResult whose isError is true and whose text names the tool, the
+//     route, the reasons and the request ID. MCP clients hand that to the model; an HTTP error
+//     or a JSON-RPC error becomes an exception in the client instead.
+//   - Any other denied request gets 403 with JSON-RPC error -32001 and the request ID.
+//   - Nothing of a batch is forwarded when one message is denied, and every request in it is
+//     answered: a denied one as above, an allowed one with -32001 saying which message was
+//     denied. The status is 200 when every denial was a tool call, 403 otherwise.
+//
+// Results are framed as an event stream when the client accepts only text/event-stream.
+func (s *stream) replyDenied(decisions []policy.Decision) {
+	rid := s.requestID()
+	if s.route.Kind != pluginconf.KindServer || len(s.messages) == 0 || decisions == nil {
+		if s.route.Kind == pluginconf.KindServer {
+			s.replyJSONRPCError(403, jsonrpc.DeniedBody("", "", rid))
+			return
+		}
+		s.replyError(403, "forbidden", "access denied by gateway policy (request id "+rid+")")
+		return
+	}
+	firstDenied := -1
+	for i := range decisions {
+		if !decisions[i].Allow {
+			firstDenied = i
+			break
+		}
+	}
+	status := 200
+	var answers [][]byte
+	for i := range s.messages {
+		m := &s.messages[i]
+		if m.Kind != jsonrpc.KindRequest {
+			// Notifications and responses get no answer; a denied one makes the reply a 403.
+			if !decisions[i].Allow {
+				status = 403
+			}
+			continue
+		}
+		switch {
+		case decisions[i].Allow:
+			msg := "Not forwarded: message " + strconv.Itoa(firstDenied+1) + " of this batch"
+			if id := s.messages[firstDenied].ID; id != "" {
+				msg += " (id " + id + ")"
+			}
+			msg += " was denied by gateway policy, and a batch is forwarded whole or not at all"
+			answers = append(answers, jsonrpc.AppendErrorResponse(nil, m.ID, jsonrpc.CodeDenied, msg, rid))
+		case m.Method == policy.MethodToolsCall:
+			answers = append(answers, s.appendDeniedToolResult(nil, m, decisions[i]))
+		default:
+			status = 403
+			answers = append(answers, jsonrpc.AppendErrorResponse(nil, m.ID, jsonrpc.CodeDenied, jsonrpc.MessageDenied, rid))
+		}
+	}
+	if len(answers) == 0 {
+		s.replyJSONRPCError(403, jsonrpc.DeniedBody("", "", rid))
+		return
+	}
+	if status == 200 && s.acceptsOnlyEventStream() {
+		var body []byte
+		for _, a := range answers {
+			body = append(body, "event: message\ndata: "...)
+			body = append(body, a...)
+			body = append(body, "\n\n"...)
+		}
+		s.reply(200, []Header{{"content-type", "text/event-stream"}}, body)
+		return
+	}
+	var body []byte
+	if s.batch {
+		body = append(body, '[')
+	}
+	for i, a := range answers {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, a...)
+	}
+	if s.batch {
+		body = append(body, ']')
+	}
+	s.replyJSONRPCError(status, body)
+}
+
+// deniedMetaKey is the _meta member of a denied tool call's result that holds the denial's
+// facts for programs (the text holds them for the model).
+const deniedMetaKey = "dev.mcpmesh/denial"
+
+// appendDeniedToolResult appends the JSON-RPC response to a tools/call that policy denied: a
+// CallToolResult with isError, on revision 2026-07-28 with resultType "complete".
+//
+// The text is written straight into the body when its parts need no escaping (the common
+// case: ASCII names), which is much cheaper in the wasm filter than building it and escaping
+// it byte by byte; otherwise it is built and escaped. Both give the same bytes.
+func (s *stream) appendDeniedToolResult(dst []byte, m *jsonrpc.Message, d policy.Decision) []byte {
+	rid := s.requestID()
+	routeName := s.route.Name
+	if routeName == "" {
+		routeName = s.route.ID
+	}
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, m.ID...)
+	dst = append(dst, `,"result":{"content":[{"type":"text","text":`...)
+	const (
+		textStart  = "Denied by the MCP gateway: the policy of route "
+		textTool   = " does not allow the tool "
+		textEnd    = "). The tool did not run; retrying will not help, ask the gateway's operator for access."
+		reasonsSep = ", "
+	)
+	if plainJSON(routeName) && plainJSON(m.Tool) && plainJSON(rid) {
+		dst = append(dst, `"`+textStart+`\"`...)
+		dst = append(dst, routeName...)
+		dst = append(dst, `\"`+textTool+`\"`...)
+		dst = append(dst, m.Tool...)
+		dst = append(dst, `\" (reasons: `...)
+		n := 0
+		for r := range d.AllowWhyFalse.All() {
+			if n > 0 {
+				dst = append(dst, reasonsSep...)
+			}
+			dst = append(dst, r.String()...)
+			n++
+		}
+		dst = append(dst, "; request ID "...)
+		dst = append(dst, rid...)
+		dst = append(dst, textEnd+`"`...)
+	} else {
+		var b strings.Builder
+		b.WriteString(textStart + quote(routeName) + textTool + quote(m.Tool) + " (reasons: ")
+		n := 0
+		for r := range d.AllowWhyFalse.All() {
+			if n > 0 {
+				b.WriteString(reasonsSep)
+			}
+			b.WriteString(r.String())
+			n++
+		}
+		b.WriteString("; request ID " + rid + textEnd)
+		dst = gjson.AppendJSONString(dst, b.String())
+	}
+	dst = append(dst, `}],"isError":true`...)
+	if jsonrpc.IsModern(s.mcpVersion) {
+		dst = append(dst, `,"resultType":"complete"`...)
+	}
+	dst = append(dst, `,"_meta":{"`+deniedMetaKey+`":{"tool":`...)
+	dst = appendJSONString(dst, m.Tool)
+	dst = append(dst, `,"route":`...)
+	dst = appendJSONString(dst, s.route.ID)
+	dst = append(dst, `,"reasons":[`...)
+	n := 0
+	for r := range d.AllowWhyFalse.All() {
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, r.String())
+		n++
+	}
+	dst = append(dst, `],"request-id":`...)
+	dst = appendJSONString(dst, rid)
+	return append(dst, "}}}}"...)
+}
+
+// plainJSON reports whether s is printable ASCII that JSON (as gjson writes it) and
+// strconv.Quote both leave as it is.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendJSONString appends s as a JSON string, exactly as gjson.AppendJSONString does, copying
+// plain text at once.
+func appendJSONString(dst []byte, s string) []byte {
+	if !plainJSON(s) {
+		return gjson.AppendJSONString(dst, s)
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+// acceptsOnlyEventStream reports whether the request's Accept lists text/event-stream and
+// nothing that admits application/json.
+func (s *stream) acceptsOnlyEventStream() bool {
+	sse, json := false, false
+	for i := range s.hdrs {
+		if s.hdrs[i].Name != "accept" {
+			continue
+		}
+		for _, part := range strings.Split(s.hdrs[i].Value, ",") {
+			mt, _, _ := strings.Cut(part, ";")
+			switch mt = strings.ToLower(trimOWS(mt)); mt {
+			case "text/event-stream":
+				sse = true
+			case "application/json", "application/*", "*/*":
+				json = true
+			}
+		}
+	}
+	return sse && !json
+}

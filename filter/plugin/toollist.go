@@ -1,0 +1,439 @@
+package plugin
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/mcpmesh/gateway/filter/jsonrpc"
+	"github.com/mcpmesh/gateway/shared/ascii"
+	"github.com/mcpmesh/gateway/shared/pluginconf"
+	"github.com/mcpmesh/gateway/shared/policy"
+)
+
+// Tool lists filtered by policy (docs/tool-lists.md). On an MCP server route, the response
+// to a tools/list request the filter let through lists only the tools the user may call:
+// each tool is evaluated as a tools/call of it, with the same identity, by the route policy.
+// Only responses to requests on this stream are rewritten, matched by JSON-RPC id (by value).
+//
+//   - application/json: the body is held (Envoy buffers it) until it ends, then rewritten;
+//   - text/event-stream: events go on one by one as they complete, each read and rewritten
+//     if it answers the list; the filter keeps the incomplete event in its own memory;
+//   - anything else, a compressed body, a body or event over jsonrpc.MaxToolListBytes, or
+//     text the filter cannot read safely: the list is replaced by a JSON-RPC -32603 error
+//     (fail closed).
+
+// Tool-list response modes.
+const (
+	tlNone   = iota
+	tlJSON   // application/json, held until the end
+	tlSSE    // text/event-stream, rewritten event by event
+	tlRefuse // not readable: the body becomes the JSON-RPC error
+)
+
+// toolListWatch is the state of a response whose tool lists the filter rewrites.
+type toolListWatch struct {
+	ids     []string // jsonrpc.IDKey of the tools/list requests let through
+	rawIDs  []string // their raw ids, for the error that replaces an unreadable list
+	mode    int
+	carry   []byte // tlSSE: the incomplete event held back
+	size    int    // tlJSON: the body size Envoy buffers
+	dead    bool   // the list was refused: the rest of the body is dropped
+	private bool   // force cacheScope private (MCP 2026-07-28)
+	started bool   // tlSSE: the stream's first bytes were seen (byte order mark)
+	anyID   bool   // the event-stream GET: every tools result is rewritten, whatever its id
+}
+
+// watchEventStreamLists rewrites the tool lists of an event-stream GET on an MCP server
+// route: a server may answer a request there (after a 202 to the POST, or replaying a stream
+// resumed with Last-Event-ID), and clients take the answer. The filter has not seen those
+// requests, so every response whose result has tools is rewritten.
+func (s *stream) watchEventStreamLists() {
+	if s.route.NoToolListFilter {
+		return
+	}
+	s.tl = &toolListWatch{mode: tlSSE, anyID: true, private: s.mcpVersion >= "2026-07-28"}
+}
+
+// stripAcceptEncoding keeps MCP server routes' answers uncompressed, so that the filter can
+// read the tool lists in them (a compressed list is refused).
+func (s *stream) stripAcceptEncoding() {
+	if s.route.Kind == pluginconf.KindServer && !s.route.NoToolListFilter {
+		s.h.RemoveRequestHeader("accept-encoding")
+	}
+}
+
+// watchToolLists remembers the tools/list requests of an allowed body whose responses the
+// filter rewrites.
+func (s *stream) watchToolLists() {
+	if s.route.Kind != pluginconf.KindServer || s.route.NoToolListFilter {
+		return
+	}
+	for i := range s.messages {
+		m := &s.messages[i]
+		if m.Method != "tools/list" || m.ID == "" || m.Kind != jsonrpc.KindRequest {
+			continue
+		}
+		if s.tl == nil {
+			s.tl = &toolListWatch{private: s.mcpVersion >= "2026-07-28"}
+		}
+		s.tl.ids = append(s.tl.ids, jsonrpc.IDKey(m.ID))
+		s.tl.rawIDs = append(s.tl.rawIDs, m.ID)
+	}
+}
+
+// toolListHeaders chooses how the response is read, from its headers.
+func (s *stream) toolListHeaders(endOfStream bool) {
+	tl := s.tl
+	if endOfStream {
+		tl.mode = tlNone
+		return
+	}
+	sse, json, other, encoded, status := false, false, false, false, ""
+	for _, h := range s.h.ResponseHeaders() {
+		switch h.Name {
+		case ":status":
+			status = h.Value
+		case "content-type":
+			mt, _, _ := strings.Cut(h.Value, ";")
+			switch mt = trimOWS(mt); {
+			case ascii.EqualFold(mt, "application/json"):
+				json = true
+			case ascii.EqualFold(mt, "text/event-stream"):
+				sse = true
+			default:
+				other = true
+			}
+		case "content-encoding":
+			if !ascii.EqualFold(trimOWS(h.Value), "identity") {
+				encoded = true
+			}
+		}
+	}
+	success := len(status) == 3 && status[0] == '2'
+	switch {
+	case encoded || other || (json && sse):
+		if !success && !encoded && !json && !sse {
+			tl.mode = tlNone // an error page, not a list
+			return
+		}
+		tl.mode = tlRefuse
+		s.h.RemoveResponseHeader("content-encoding")
+		s.h.SetResponseHeader("content-type", "application/json")
+	case json:
+		tl.mode = tlJSON
+	case sse:
+		tl.mode = tlSSE
+	case success:
+		tl.mode = tlRefuse // no media type
+		s.h.SetResponseHeader("content-type", "application/json")
+	default:
+		tl.mode = tlNone
+		return
+	}
+	s.h.RemoveResponseHeader("content-length") // the body changes length
+}
+
+// toolListBody handles a response body callback of a watched response.
+func (s *stream) toolListBody(bodySize int, endOfStream bool) Action {
+	tl := s.tl
+	if tl.dead {
+		s.h.ReplaceResponseBody(bodySize, nil)
+		return Continue
+	}
+	switch tl.mode {
+	case tlRefuse:
+		s.refuseToolList(bodySize, "response not application/json or text/event-stream, or encoded")
+		return Continue
+	case tlJSON:
+		tl.size = bodySize
+		if bodySize > jsonrpc.MaxToolListBytes {
+			s.refuseToolList(bodySize, "response longer than the bound")
+			return Continue
+		}
+		if !endOfStream {
+			return Pause // Envoy buffers; the next callback sees the whole body
+		}
+		s.finishJSONList(bodySize)
+		return Continue
+	case tlSSE:
+		s.toolListEvents(s.h.ResponseBody(bodySize), bodySize, endOfStream)
+	}
+	return Continue
+}
+
+// OnResponseTrailers ends the response: a body the filter holds is rewritten now (Envoy
+// hands the filter its buffer), never released as it is.
+func (s *stream) OnResponseTrailers(int) Action {
+	if s.tl == nil || s.tl.dead {
+		return Continue
+	}
+	switch s.tl.mode {
+	case tlJSON:
+		s.finishJSONList(s.tl.size)
+	case tlRefuse:
+		s.refuseToolList(s.tl.size, "response not application/json or text/event-stream, or encoded")
+	case tlSSE:
+		// An incomplete last event is dropped, as event-stream readers drop it.
+		s.tl.carry = nil
+	}
+	return Continue
+}
+
+// finishJSONList rewrites the whole buffered application/json body.
+func (s *stream) finishJSONList(size int) {
+	out, changed, err := s.rewriteLists(s.h.ResponseBody(size))
+	if err != nil {
+		s.refuseToolList(size, err.Error())
+		return
+	}
+	if changed {
+		s.h.ReplaceResponseBody(size, out)
+	}
+	s.tl.dead = true // nothing more to read
+}
+
+// toolListEvents passes on the complete events of carry+chunk, each rewritten if it answers a
+// list, and keeps the incomplete one back.
+func (s *stream) toolListEvents(chunk []byte, size int, endOfStream bool) {
+	tl := s.tl
+	data := chunk
+	if len(tl.carry) > 0 {
+		data = append(tl.carry, chunk...)
+		tl.carry = nil
+	}
+	var out []byte
+	changed := len(data) != len(chunk)
+	if !tl.started {
+		// Event-stream readers drop a byte order mark that starts the stream; so does the
+		// filter, or the first field would not read as data to it while it does to them.
+		if len(data) < len(utf8BOM) && !endOfStream && bytes.HasPrefix(utf8BOM, data) {
+			tl.carry = append([]byte(nil), data...)
+			s.h.ReplaceResponseBody(size, nil)
+			return
+		}
+		tl.started = true
+		if bytes.HasPrefix(data, utf8BOM) {
+			data = data[len(utf8BOM):]
+			changed = true
+		}
+	}
+	for len(data) > 0 {
+		n := eventEnd(data)
+		if n < 0 {
+			if !endOfStream {
+				break
+			}
+			n = len(data) // the last event, unterminated
+		}
+		if s.sseFirstEvent {
+			// The legacy transport's endpoint event (legacysse.go): its session is bound.
+			s.sseFirstEvent = false
+			if ev, ok := rewriteEndpointEvent(data[:n], &s.bundle.session); ok {
+				out = append(out, ev...)
+				changed = true
+				data = data[n:]
+				continue
+			}
+		}
+		ev, evChanged, err := s.rewriteEvent(data[:n])
+		if err != nil {
+			out = appendErrorEvent(out, s.toolListErrorBody())
+			s.toolListRefused(err.Error())
+			tl.dead = true
+			s.h.ReplaceResponseBody(size, out)
+			return
+		}
+		out = append(out, ev...)
+		changed = changed || evChanged
+		data = data[n:]
+	}
+	if len(data) > 0 {
+		if len(data) > jsonrpc.MaxToolListBytes {
+			out = appendErrorEvent(out, s.toolListErrorBody())
+			s.toolListRefused("event longer than the bound")
+			tl.dead = true
+			s.h.ReplaceResponseBody(size, out)
+			return
+		}
+		tl.carry = append([]byte(nil), data...)
+		changed = true
+	}
+	if changed {
+		s.h.ReplaceResponseBody(size, out)
+	}
+}
+
+// rewriteEvent returns the complete event ev with the lists its data answers rewritten.
+// Events without data lines pass as they are.
+func (s *stream) rewriteEvent(ev []byte) ([]byte, bool, error) {
+	var data []byte
+	nData := 0
+	for line := range eventLines(ev) {
+		if v, ok := fieldValue(line, "data"); ok {
+			switch nData {
+			case 0:
+				data = v // one data line, the usual case: no copy
+			case 1:
+				data = append(append(append([]byte(nil), data...), '\n'), v...)
+			default:
+				data = append(append(data, '\n'), v...)
+			}
+			nData++
+		}
+	}
+	if nData == 0 {
+		return ev, false, nil
+	}
+	out, changed, err := s.rewriteLists(data)
+	if err != nil || !changed {
+		return ev, false, err
+	}
+	// The other fields stay where they were; the data lines become the new data, split at
+	// its line breaks (JSON whitespace only) into data lines that readers join again.
+	var b []byte
+	wrote := false
+	for line := range eventLines(ev) {
+		if _, ok := fieldValue(line, "data"); ok {
+			if !wrote {
+				b = appendDataLines(b, out)
+				wrote = true
+			}
+			continue
+		}
+		b = append(b, line...)
+		b = append(b, '\n')
+	}
+	return append(b, '\n'), true, nil
+}
+
+// rewriteLists rewrites the tool lists in one JSON-RPC body, counting what it did.
+func (s *stream) rewriteLists(body []byte) ([]byte, bool, error) {
+	in := s.bundle.input
+	in.MCPMethod = policy.MethodToolsCall
+	f := jsonrpc.ToolListFilter{
+		IDs:          s.tl.ids,
+		AnyID:        s.tl.anyID,
+		ForcePrivate: s.tl.private,
+		Allow: func(name, raw string) bool {
+			in.MCPTool = name
+			return s.route.policy.Evaluate(&in).Allow && s.pinnedTool(name, raw)
+		},
+	}
+	out, res, err := jsonrpc.RewriteToolLists(body, &f)
+	if err != nil {
+		return nil, false, err
+	}
+	for range res.Lists {
+		s.f.metrics.inc(metricToolsListFiltered)
+	}
+	return out, res.Lists > 0, nil
+}
+
+// refuseToolList replaces the body with the JSON-RPC error and drops the rest.
+func (s *stream) refuseToolList(size int, why string) {
+	body := s.toolListErrorBody()
+	if s.tl.mode == tlSSE {
+		body = appendErrorEvent(nil, body)
+	}
+	s.h.ReplaceResponseBody(size, body)
+	s.toolListRefused(why)
+	s.tl.dead = true
+}
+
+// toolListRefused counts and logs a refused list; the log never quotes the response.
+func (s *stream) toolListRefused(why string) {
+	s.f.metrics.inc(metricToolsListRefused)
+	s.h.Log(LogWarn, "mcp-gateway: tools/list response refused (request "+s.requestID()+", route "+s.route.ID+"): "+why)
+}
+
+// toolListErrorBody is the JSON-RPC error in place of an unreadable list: with the request's
+// id when one tools/list was asked for, null otherwise.
+func (s *stream) toolListErrorBody() []byte {
+	id := ""
+	if len(s.tl.rawIDs) == 1 {
+		id = s.tl.rawIDs[0]
+	}
+	return jsonrpc.ToolListErrorBody(id, s.requestID())
+}
+
+func appendErrorEvent(b, body []byte) []byte {
+	b = append(b, "event: message\n"...)
+	b = appendDataLines(b, body)
+	return append(b, '\n')
+}
+
+// appendDataLines appends data as data lines, one per line of it.
+func appendDataLines(b, data []byte) []byte {
+	for {
+		i := lineEnd(data)
+		if i < 0 {
+			break
+		}
+		b = append(append(append(b, "data: "...), data[:i]...), '\n')
+		if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
+			i++
+		}
+		data = data[i+1:]
+	}
+	return append(append(append(b, "data: "...), data...), '\n')
+}
+
+// eventLines yields the lines of an event without their line ends (CRLF, LF or CR).
+func eventLines(ev []byte) func(func([]byte) bool) {
+	return func(yield func([]byte) bool) {
+		for len(ev) > 0 {
+			i := lineEnd(ev)
+			if i < 0 {
+				yield(ev)
+				return
+			}
+			line := ev[:i]
+			if ev[i] == '\r' && i+1 < len(ev) && ev[i+1] == '\n' {
+				i++
+			}
+			ev = ev[i+1:]
+			if len(line) == 0 {
+				continue // the empty line that ends the event
+			}
+			if !yield(line) {
+				return
+			}
+		}
+	}
+}
+
+// fieldValue returns the value of line if it is the field name (one leading space removed,
+// as event-stream readers do).
+func fieldValue(line []byte, name string) ([]byte, bool) {
+	if len(line) < len(name) || string(line[:len(name)]) != name {
+		return nil, false
+	}
+	rest := line[len(name):]
+	if len(rest) == 0 {
+		return rest, true // "data" alone: an empty value
+	}
+	if rest[0] != ':' {
+		return nil, false
+	}
+	rest = rest[1:]
+	if len(rest) > 0 && rest[0] == ' ' {
+		rest = rest[1:]
+	}
+	return rest, true
+}
+
+// lineEnd returns the index of the first CR or LF in b, or -1. (bytes.IndexByte is assembly in
+// the wasm build; bytes.IndexAny loops in Go, byte by byte.)
+func lineEnd(b []byte) int {
+	n := bytes.IndexByte(b, '\n')
+	lim := b
+	if n >= 0 {
+		lim = b[:n]
+	}
+	if r := bytes.IndexByte(lim, '\r'); r >= 0 {
+		return r
+	}
+	return n
+}
+
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}

@@ -1,0 +1,75 @@
+package config
+
+import (
+	"strconv"
+	"strings"
+)
+
+// validateUpstreamOAuth2 checks one route's upstream_oauth2 block at key path k (its
+// client_secret_file is read by resolveUpstreamSecretFile).
+func validateUpstreamOAuth2(e *Error, k string, u *UpstreamOAuth2) {
+	if u.ClientID == "" {
+		e.add(k+".client_id", "is required")
+	}
+	for _, f := range []struct{ key, v string }{
+		{"auth_url", u.Endpoint.AuthURL},
+		{"token_url", u.Endpoint.TokenURL},
+	} {
+		if f.v == "" {
+			e.add(k+".endpoint."+f.key, "is required")
+			continue
+		}
+		checkPublicURL(e, k+".endpoint."+f.key, f.v, true)
+	}
+	if a := u.Endpoint.AuthStyle; a != "" && a != "header" && a != "params" {
+		e.add(k+".endpoint.auth_style", "must be header or params, got %q", a)
+	}
+	for i, sc := range u.Scopes {
+		if sc == "" || strings.ContainsAny(sc, "\"\\") || !printableASCII(sc) {
+			e.add(k+".scopes["+strconv.Itoa(i)+"]", "invalid scope %q", sc)
+		}
+	}
+	if u.Issuer != "" {
+		checkPublicURL(e, k+".issuer", u.Issuer, true)
+	}
+}
+
+// validatePublicUpstreamClients refuses a public upstream client (no client secret) on a host
+// with another upstream_oauth2 route: every upstream route of a host shares one callback URL,
+// and without a client secret nothing stops one route's provider from redeeming a code meant
+// for another route's provider.
+func (c *Config) validatePublicUpstreamClients(e *Error) {
+	byHost := map[string][]int{}
+	for i := range c.Routes {
+		r := &c.Routes[i]
+		if r.MCP == nil || r.MCP.Server == nil || r.MCP.Server.UpstreamOAuth2 == nil {
+			continue
+		}
+		n, msg := NormalizeFrom(r.From)
+		if msg != "" {
+			continue
+		}
+		byHost[n.Scheme+"://"+n.Host] = append(byHost[n.Scheme+"://"+n.Host], i)
+	}
+	for _, idx := range byHost {
+		if len(idx) < 2 {
+			continue
+		}
+		for _, i := range idx {
+			u := c.Routes[i].MCP.Server.UpstreamOAuth2
+			if u.ClientSecret == "" && u.ClientSecretFile == "" {
+				e.add("routes["+strconv.Itoa(i)+"].mcp.server.upstream_oauth2.client_secret",
+					"is required: a public upstream client (no client secret) must be the only upstream_oauth2 route of its host")
+			}
+		}
+	}
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}

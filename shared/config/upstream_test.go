@@ -1,0 +1,74 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// upstreamRoutes returns a routes list with upstream_oauth2 blocks (YAML flow mappings).
+func upstreamRoutes(blocks ...string) string {
+	var b strings.Builder
+	b.WriteString("routes:\n")
+	for i, blk := range blocks {
+		b.WriteString("  - from: https://mcp.example.com/r" + string(rune('0'+i)) + "\n")
+		b.WriteString("    to: http://mcp.internal/mcp\n")
+		b.WriteString("    mcp: {server: {upstream_oauth2: " + blk + "}}\n")
+	}
+	return b.String()
+}
+
+func TestParse_UpstreamOAuth2(t *testing.T) {
+	t.Parallel()
+	base := validBase[:strings.Index(validBase, "routes:")]
+	endpoint := `endpoint: {auth_url: "https://up.example.com/authorize", token_url: "https://up.example.com/token"}`
+	secretFile := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secretFile, []byte("from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(t.TempDir(), "empty")
+	_ = os.WriteFile(empty, []byte("\n"), 0o600)
+	cases := []struct {
+		name, routes, want string
+	}{
+		{"valid", upstreamRoutes(`{client_id: c, client_secret: s, ` + endpoint + `}`), ""},
+		{"public client alone on its host", upstreamRoutes(`{client_id: c, ` + endpoint + `}`), ""},
+		{"secret file", upstreamRoutes(`{client_id: c, client_secret_file: ` + secretFile + `, ` + endpoint + `}`), ""},
+		{"no client_id", upstreamRoutes(`{client_secret: s, ` + endpoint + `}`), "routes[0].mcp.server.upstream_oauth2.client_id: is required"},
+		{"no auth_url", upstreamRoutes(`{client_id: c, endpoint: {token_url: "https://up.example.com/token"}}`), "routes[0].mcp.server.upstream_oauth2.endpoint.auth_url: is required"},
+		{"no token_url", upstreamRoutes(`{client_id: c, endpoint: {auth_url: "https://up.example.com/a"}}`), "routes[0].mcp.server.upstream_oauth2.endpoint.token_url: is required"},
+		{"plain http token_url", upstreamRoutes(`{client_id: c, endpoint: {auth_url: "https://up.example.com/a", token_url: "http://up.example.com/t"}}`), "routes[0].mcp.server.upstream_oauth2.endpoint.token_url: plain http"},
+		{"bad auth_style", upstreamRoutes(`{client_id: c, endpoint: {auth_url: "https://up.example.com/a", token_url: "https://up.example.com/t", auth_style: basic}}`), "routes[0].mcp.server.upstream_oauth2.endpoint.auth_style: must be header or params"},
+		{"both secrets", upstreamRoutes(`{client_id: c, client_secret: s, client_secret_file: ` + secretFile + `, ` + endpoint + `}`), "routes[0].mcp.server.upstream_oauth2.client_secret_file: set either"},
+		{"unreadable secret file", upstreamRoutes(`{client_id: c, client_secret_file: /nonexistent/x, ` + endpoint + `}`), "routes[0].mcp.server.upstream_oauth2.client_secret_file: cannot read"},
+		{"empty secret file", upstreamRoutes(`{client_id: c, client_secret_file: ` + empty + `, ` + endpoint + `}`), "routes[0].mcp.server.upstream_oauth2.client_secret_file: file is empty"},
+		{"bad scope", upstreamRoutes(`{client_id: c, client_secret: s, scopes: ["a b"], ` + endpoint + `}`), "routes[0].mcp.server.upstream_oauth2.scopes[0]: invalid scope"},
+		{"bad issuer", upstreamRoutes(`{client_id: c, client_secret: s, issuer: "http://up.example.com", ` + endpoint + `}`), "routes[0].mcp.server.upstream_oauth2.issuer: plain http"},
+		{"unknown key", upstreamRoutes(`{client_id: c, client_secret: s, tenant: x, ` + endpoint + `}`), "routes[0].mcp.server.upstream_oauth2.tenant: unknown key"},
+		{"public client shares its host", upstreamRoutes(`{client_id: c, client_secret: s, `+endpoint+`}`, `{client_id: d, `+endpoint+`}`), "routes[1].mcp.server.upstream_oauth2.client_secret: is required: a public upstream client"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := Parse([]byte(base+tc.routes), noEnv)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tc.want)
+			}
+			_ = c
+		})
+	}
+	c, err := Parse([]byte(base+upstreamRoutes(`{client_id: c, client_secret_file: `+secretFile+`, `+endpoint+`}`)), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Routes[0].MCP.Server.UpstreamOAuth2.ClientSecret; got != "from-file" {
+		t.Errorf("resolved secret %q, want the file's content", got)
+	}
+}

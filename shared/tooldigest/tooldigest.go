@@ -1,0 +1,305 @@
+// Package tooldigest defines the digest of an MCP tool definition that pinned tool lists
+// compare (docs/tool-pinning.md), and the lock file that records them. It compiles for wasip1:
+// the filter computes the same digest of every tool a pinned route's server lists.
+//
+// The digest of a tool is
+//
+//	"sha256:" + lowercase hex of SHA-256( JCS({name, description, inputSchema, annotations}) )
+//
+// where the object holds those of the four members the tool has (absent ones are left out,
+// null ones kept), and JCS is the JSON Canonicalization Scheme of RFC 8785: members sorted by
+// the UTF-16 code units of their names, no whitespace, strings with only the escapes JSON
+// requires (\" \\ \b \f \n \r \t and \u00xx for other control characters, lowercase hex),
+// numbers as ECMAScript writes them. Any RFC 8785 implementation computes it.
+package tooldigest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// Members are the members of a tool definition the digest covers, in the order JCS sorts them.
+var Members = []string{"annotations", "description", "inputSchema", "name"}
+
+// Prefix starts every digest.
+const Prefix = "sha256:"
+
+// maxDepth bounds the nesting Canonical accepts.
+const maxDepth = 200
+
+// ErrInvalid is wrapped by the errors of this package: the text is not canonicalizable JSON
+// (invalid, a duplicated member name, invalid UTF-8, a number out of range, nested too deep).
+var ErrInvalid = errors.New("tooldigest: not canonicalizable JSON")
+
+func invalid(why string) error { return errors.Join(ErrInvalid, errors.New(why)) }
+
+// Digest returns the digest of the tool object tool (its JSON text as tools/list lists it).
+func Digest(tool []byte) (string, error) {
+	if !gjson.ValidBytes(tool) {
+		return "", invalid("not JSON")
+	}
+	v := gjson.ParseBytes(tool)
+	if !v.IsObject() {
+		return "", invalid("a tool is not an object")
+	}
+	var picked [4]gjson.Result
+	var has [4]bool
+	var err error
+	v.ForEach(func(k, val gjson.Result) bool {
+		i := slices.Index(Members, k.Str)
+		if i < 0 {
+			return true
+		}
+		if has[i] {
+			err = invalid("duplicate member " + k.Str)
+			return false
+		}
+		picked[i], has[i] = val, true
+		return true
+	})
+	if err != nil {
+		return "", err
+	}
+	out := []byte{'{'}
+	first := true
+	for i, name := range Members { // already in JCS order
+		if !has[i] {
+			continue
+		}
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		out = appendString(out, name)
+		out = append(out, ':')
+		if out, err = appendValue(out, picked[i], 0); err != nil {
+			return "", err
+		}
+	}
+	out = append(out, '}')
+	sum := sha256.Sum256(out)
+	return Prefix + hex.EncodeToString(sum[:]), nil
+}
+
+// Canonical returns the JCS form (RFC 8785) of the JSON text b.
+func Canonical(b []byte) ([]byte, error) {
+	if !gjson.ValidBytes(b) {
+		return nil, invalid("not JSON")
+	}
+	return appendValue(nil, gjson.ParseBytes(b), 0)
+}
+
+func appendValue(dst []byte, v gjson.Result, depth int) ([]byte, error) {
+	if depth > maxDepth {
+		return nil, invalid("nested deeper than " + strconv.Itoa(maxDepth))
+	}
+	switch {
+	case v.IsObject():
+		type member struct {
+			key string
+			val gjson.Result
+		}
+		var ms []member
+		var err error
+		v.ForEach(func(k, val gjson.Result) bool {
+			if !validStringRaw(k.Raw) {
+				err = invalid("member name is not valid UTF-8")
+				return false
+			}
+			ms = append(ms, member{k.Str, val})
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+		slices.SortFunc(ms, func(a, b member) int { return compareUTF16(a.key, b.key) })
+		dst = append(dst, '{')
+		for i, m := range ms {
+			if i > 0 {
+				if ms[i-1].key == m.key {
+					return nil, invalid("duplicate member name")
+				}
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, m.key)
+			dst = append(dst, ':')
+			if dst, err = appendValue(dst, m.val, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, '}'), nil
+	case v.IsArray():
+		dst = append(dst, '[')
+		var err error
+		i := 0
+		v.ForEach(func(_, el gjson.Result) bool {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			i++
+			dst, err = appendValue(dst, el, depth+1)
+			return err == nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return append(dst, ']'), nil
+	}
+	switch v.Type {
+	case gjson.String:
+		if !validStringRaw(v.Raw) {
+			return nil, invalid("string is not valid UTF-8")
+		}
+		return appendString(dst, v.Str), nil
+	case gjson.Number:
+		f, err := strconv.ParseFloat(v.Raw, 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, invalid("number out of range")
+		}
+		return append(dst, FormatNumber(f)...), nil
+	case gjson.True:
+		return append(dst, "true"...), nil
+	case gjson.False:
+		return append(dst, "false"...), nil
+	case gjson.Null:
+		return append(dst, "null"...), nil
+	}
+	return nil, invalid("unknown value")
+}
+
+// validStringRaw reports whether the raw JSON string is valid UTF-8 and its \u escapes pair
+// up (a lone surrogate is not a character).
+func validStringRaw(raw string) bool {
+	if !utf8.ValidString(raw) {
+		return false
+	}
+	for i := 0; i+1 < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if raw[i+1] != 'u' || i+6 > len(raw) {
+			i++
+			continue
+		}
+		r, err := strconv.ParseUint(raw[i+2:i+6], 16, 16)
+		if err != nil {
+			return false
+		}
+		switch {
+		case r >= 0xD800 && r < 0xDC00:
+			if i+12 > len(raw) || raw[i+6] != '\\' || raw[i+7] != 'u' {
+				return false
+			}
+			lo, err := strconv.ParseUint(raw[i+8:i+12], 16, 16)
+			if err != nil || lo < 0xDC00 || lo > 0xDFFF {
+				return false
+			}
+			i += 11
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return false
+		default:
+			i += 5
+		}
+	}
+	return true
+}
+
+// compareUTF16 orders strings by their UTF-16 code units (RFC 8785 §3.2.3).
+func compareUTF16(a, b string) int {
+	ascii := true
+	for i := 0; i < len(a) && ascii; i++ {
+		ascii = a[i] < 0x80
+	}
+	for i := 0; i < len(b) && ascii; i++ {
+		ascii = b[i] < 0x80
+	}
+	if ascii {
+		return strings.Compare(a, b)
+	}
+	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
+	return slices.Compare(ua, ub)
+}
+
+// appendString appends s as a JCS string.
+func appendString(dst []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			dst = append(dst, '\\', '"')
+		case c == '\\':
+			dst = append(dst, '\\', '\\')
+		case c == '\b':
+			dst = append(dst, '\\', 'b')
+		case c == '\f':
+			dst = append(dst, '\\', 'f')
+		case c == '\n':
+			dst = append(dst, '\\', 'n')
+		case c == '\r':
+			dst = append(dst, '\\', 'r')
+		case c == '\t':
+			dst = append(dst, '\\', 't')
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
+}
+
+// FormatNumber writes f as ECMAScript's Number.prototype.toString does (RFC 8785 §3.2.2.3):
+// the shortest digits that read back as f, in plain notation for magnitudes from 1e-6 up to
+// 1e21, in exponent notation otherwise; -0 is 0.
+func FormatNumber(f float64) string {
+	if f == 0 {
+		return "0"
+	}
+	neg := f < 0
+	if neg {
+		f = -f
+	}
+	e := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±xx
+	mant, exp, _ := strings.Cut(e, "e")
+	digits := strings.Replace(mant, ".", "", 1)
+	x, _ := strconv.Atoi(exp)
+	n, k := x+1, len(digits) // f = 0.digits × 10^n
+	var s string
+	switch {
+	case k <= n && n <= 21:
+		s = digits + strings.Repeat("0", n-k)
+	case 0 < n && n <= 21:
+		s = digits[:n] + "." + digits[n:]
+	case -6 < n && n <= 0:
+		s = "0." + strings.Repeat("0", -n) + digits
+	default:
+		sign := "+"
+		if n-1 < 0 {
+			sign = "-"
+		}
+		ex := n - 1
+		if ex < 0 {
+			ex = -ex
+		}
+		s = digits[:1]
+		if k > 1 {
+			s += "." + digits[1:]
+		}
+		s += "e" + sign + strconv.Itoa(ex)
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}

@@ -1,0 +1,31 @@
+// Package upstream owns upstream OAuth (integration patterns 2 and 3,
+// docs/pattern-2-upstream-oauth.md): the connect flow that obtains a user's Internal Token
+// (TI) from an mcp.server route's upstream_oauth2 provider, the TI store (sealed per user and
+// route), its refresh, and disconnect.
+//
+//   - paths.Connect (GET ?redirect_url=…[&route=…]) on an mcp.server route host: redirect_url
+//     must be on the origin of an mcp.client route (CheckRedirectURL), else a 400 page and
+//     never a redirect. A browser without a session signs in first. It runs the
+//     authorization-code flow (PKCE S256, scopes) of every upstream route of the host the
+//     user's policy allows and that has no usable TI (or of route=), one after the other,
+//     then redirects to redirect_url.
+//   - The state is a random value whose hash keys a one-time store record naming the
+//     browser session, the host, the route and the rest of the chain; the PKCE verifier is
+//     an HMAC of the state. paths.UpstreamCallback checks the session before it spends the
+//     state, checks RFC 9207 iss, exchanges the code (auth_style header: HTTP Basic; params:
+//     client credentials in the body; unset: Basic, then the body on invalid_client) and
+//     stores the TI.
+//   - paths.Disconnect: GET shows a confirmation form; its POST (CSRF token bound to the
+//     session cookie, Sec-Fetch-Site/Origin same-origin) deletes the TIs.
+//   - Service.Token (check.UpstreamTokens) hands the TI to the check API and refreshes it
+//     RefreshMargin before it expires: once per process (one flight per user and route) and
+//     once across replicas (store.UpstreamLeases). A rotated refresh token is stored back;
+//     invalid_grant deletes the TI (the user must connect again); other failures keep the
+//     old TI while it is valid.
+//   - Service.BeforeCode (oauth.Upstream) chains the connect flow into the authorization
+//     flow of MCP clients (pattern 2).
+//
+// Calls to token endpoints are bounded (CallTimeout, MaxResponseBytes), follow no redirects,
+// and their errors name the endpoint, the status and a registered OAuth error code only:
+// never the response body, a token or the client secret.
+package upstream
