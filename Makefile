@@ -6,7 +6,7 @@ WASM := $(OUT)/filter.wasm
 CONFIG ?= examples/gateway.yaml
 FUZZTIME ?= 5s
 
-.PHONY: all build wasm run test test-unit test-wasm test-python fuzz bench e2e-deps sdk-deps lint clean oci
+.PHONY: all build wasm run test test-unit test-wasm test-python fuzz bench e2e-deps sdk-deps lint clean oci reliability
 
 all: build
 
@@ -50,6 +50,15 @@ e2e-deps:
 ## fuzz: a short run of every fuzz target (seed corpora live in testdata/fuzz)
 fuzz:
 	@bash build/fuzz.sh $(FUZZTIME)
+
+## reliability: the fault, load and hostile-traffic suite in full (figures in RELIABILITY.md);
+## make test runs its short version. Needs PostgreSQL (GATEWAY_TEST_POSTGRES_DSN) for the
+## outage tests.
+GATEWAY_TEST_POSTGRES_DSN ?= postgres://root@127.0.0.1:5432/test?sslmode=disable
+reliability: wasm e2e-deps
+	@mkdir -p $(OUT)
+	set -o pipefail; GATEWAY_WASM=$(CURDIR)/$(WASM) GATEWAY_RELIABILITY=full GATEWAY_TEST_POSTGRES_DSN='$(GATEWAY_TEST_POSTGRES_DSN)' \
+		$(GO) test -count=1 -timeout 60m -v ./wasmtest/e2e/reliability/ | tee $(OUT)/reliability.log | grep -E '^(---|ok|FAIL|PASS)|RELIABILITY'
 
 ## bench: benchmarks whose figures go into BENCHMARKS.md
 bench: wasm

@@ -15,6 +15,10 @@ type bundle struct {
 	clientToken   string
 	expires       time.Time
 	session       sessionBinding // MCP session IDs of this user on this route (session.go)
+	// refused marks a negative entry: the token service refused this bearer token (limits.go).
+	refused bool
+	// size approximates the memory the entry holds (bundleSize), set by put.
+	size int
 }
 
 // cacheKey is SHA-256(credential kind, credential) with the route ID: the credential itself
@@ -35,15 +39,31 @@ func makeCacheKey(kind byte, credential, routeID string) cacheKey {
 	return cacheKey{credential: sha256.Sum256(b), routeID: routeID}
 }
 
-// bundleCache is the per-VM cache of decision bundles. It is bounded: when full, expired
-// entries are swept, and if none were, an arbitrary entry is evicted.
+// bundleCache is the per-VM cache of decision bundles and refusals. It is bounded by entries
+// (max) and by approximate bytes (maxBytes). To make room it first sweeps every expired entry,
+// then evicts arbitrary live entries (Go's map order: no access pattern can pin an entry or
+// force a particular one out) until the new entry fits. An evicted bundle costs one more
+// check call, never a wrong decision.
 type bundleCache struct {
-	max     int
-	entries map[cacheKey]*bundle
+	max, maxBytes int
+	bytes         int
+	entries       map[cacheKey]*bundle
+	// lastSweep is when put last dropped every expired entry: it does so at least every
+	// sweepInterval, so that memory follows the live entries rather than filling up to the
+	// bounds with expired ones (refreshed tokens leave their old bundles behind).
+	lastSweep time.Time
 }
 
+// sweepInterval is how often put drops every expired entry even when the cache is not full.
+const sweepInterval = 10 * time.Second
+
 func newBundleCache(max int) *bundleCache {
-	return &bundleCache{max: max, entries: make(map[cacheKey]*bundle, 64)}
+	return &bundleCache{max: max, maxBytes: maxCacheBytes, entries: make(map[cacheKey]*bundle, 64)}
+}
+
+func (c *bundleCache) remove(k cacheKey, b *bundle) {
+	delete(c.entries, k)
+	c.bytes -= b.size
 }
 
 func (c *bundleCache) get(k cacheKey, now time.Time) *bundle {
@@ -52,7 +72,7 @@ func (c *bundleCache) get(k cacheKey, now time.Time) *bundle {
 		return nil
 	}
 	if !now.Before(b.expires) {
-		delete(c.entries, k)
+		c.remove(k, b)
 		return nil
 	}
 	return b
@@ -62,18 +82,32 @@ func (c *bundleCache) put(k cacheKey, b *bundle, now time.Time) {
 	if c.max <= 0 {
 		return
 	}
-	if len(c.entries) >= c.max {
+	if b.size == 0 {
+		b.size = bundleSize(b)
+	}
+	if b.size > c.maxBytes {
+		return
+	}
+	if old := c.entries[k]; old != nil {
+		c.remove(k, old)
+	}
+	full := func() bool { return len(c.entries) >= c.max || c.bytes+b.size > c.maxBytes }
+	if full() || now.Sub(c.lastSweep) >= sweepInterval {
+		c.lastSweep = now
 		for key, e := range c.entries {
 			if !now.Before(e.expires) {
-				delete(c.entries, key)
+				c.remove(key, e)
 			}
 		}
-		for key := range c.entries {
-			if len(c.entries) < c.max {
+	}
+	if full() {
+		for key, e := range c.entries {
+			if !full() {
 				break
 			}
-			delete(c.entries, key)
+			c.remove(key, e)
 		}
 	}
 	c.entries[k] = b
+	c.bytes += b.size
 }

@@ -44,6 +44,7 @@ func (s *stream) callTokenService(key cacheKey) error {
 // onCheckResponse turns the token service's answer into a decision, failing closed on
 // anything unexpected.
 func (s *stream) onCheckResponse(key cacheKey, resp CallResponse) {
+	s.f.inflight--
 	s.pending = false
 	if s.finished || s.done {
 		return
@@ -75,6 +76,9 @@ func (s *stream) onCheckResponse(key cacheKey, resp CallResponse) {
 		s.f.cache.put(key, b, s.h.Now())
 		s.onBundle(b, true)
 	case checkapi.StatusInvalidToken, checkapi.StatusNoSession:
+		if st == checkapi.StatusInvalidToken {
+			s.rememberRefusal(key)
+		}
 		s.refuse(metricUnauthenticated, policy.ReasonTokenInvalid)
 		if s.credKind == credBearer {
 			s.replyUnauthorized("invalid_token", "the access token is invalid, expired or not meant for this server")

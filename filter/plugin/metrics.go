@@ -21,6 +21,7 @@ const (
 	metricUnavailable
 	metricCacheHit
 	metricCacheMiss
+	metricCheckShed
 	metricToolsListFiltered
 	metricToolsListRefused
 	metricShadowWouldDeny
@@ -37,6 +38,7 @@ var metricNames = [numMetrics]string{
 	metricUnavailable:     "mcp_gateway_token_service_unavailable",
 	metricCacheHit:        "mcp_gateway_cache_hit",
 	metricCacheMiss:       "mcp_gateway_cache_miss",
+	metricCheckShed:       "mcp_gateway_check_shed",
 	// toollist.go
 	metricToolsListFiltered: "mcp_gateway_tools_list_filtered",
 	metricToolsListRefused:  "mcp_gateway_tools_list_refused",

@@ -21,6 +21,7 @@ type Filter struct {
 	cfg       *pluginconf.Config
 	routes    routeTable
 	cache     *bundleCache
+	inflight  int // check calls dispatched and not yet answered (limits.go)
 	logWriter *authlog.Writer
 	metrics   metrics
 	logBuf    []byte

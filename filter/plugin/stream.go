@@ -349,9 +349,15 @@ func (s *stream) authorize() Action {
 	key := makeCacheKey(s.credKind, s.credential, s.route.ID)
 	if b := s.f.cache.get(key, now); b != nil {
 		s.f.metrics.inc(metricCacheHit)
+		if b.refused {
+			return s.refusedFromCache()
+		}
 		return s.onBundle(b, false)
 	}
 	s.f.metrics.inc(metricCacheMiss)
+	if s.f.inflight >= maxInflightChecks {
+		return s.checksExhausted()
+	}
 	if err := s.callTokenService(key); err != nil {
 		s.refuse(metricUnavailable, policy.ReasonTokenServiceUnavailable)
 		s.h.Log(LogError, "mcp-gateway: check call not dispatched: "+err.Error())
@@ -359,6 +365,7 @@ func (s *stream) authorize() Action {
 		return Pause
 	}
 	s.pending = true
+	s.f.inflight++
 	return Pause
 }
 

@@ -100,6 +100,10 @@ type TokenService struct {
 	// the header is not trusted). The token service counts per-caller limits
 	// against the address the outermost of them saw.
 	TrustedProxyHops int `yaml:"trusted_proxy_hops"`
+	// RefreshTokenReuseInterval is how long after a refresh token is rotated the same
+	// client may present it again and receive the same successor (default 5s; 0s turns
+	// it off; at most 1m). Nil: not set. Read it with [TokenService.ReuseInterval].
+	RefreshTokenReuseInterval *Duration `yaml:"refresh_token_reuse_interval"`
 }
 
 // Route is one protected route.

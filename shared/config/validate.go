@@ -53,6 +53,7 @@ func (c *Config) Validate() error {
 	if n := c.TokenService.TrustedProxyHops; n < 0 || n > MaxTrustedProxyHops {
 		e.add("token_service.trusted_proxy_hops", "must be between 0 and %d (the number of proxies that append to X-Forwarded-For), got %d", MaxTrustedProxyHops, n)
 	}
+	c.validateReuseInterval(e)
 	if c.TokenService.CheckCacheTTL.D() > c.TokenService.AccessTokenLifetime.D() {
 		e.add("token_service.check_cache_ttl", "must not exceed token_service.access_token_lifetime")
 	}

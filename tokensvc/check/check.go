@@ -243,18 +243,20 @@ func (c *Checker) sessionKey(routeID, subject string) string {
 }
 
 // Refusal is a check that does not let the request proceed. Response is the answer to send;
-// Err, when set, is the service's own failure (HTTP 500): it is logged, and the answer sent
-// is a generic server_error, never Err's text.
+// Err, when set, is the service's own failure, such as its store being unreachable (HTTP 503,
+// which the filter turns into 503 for the client, never a 401 that would make a client throw
+// its token away): it is logged, and the answer sent is a generic server_error, never Err's
+// text.
 type Refusal struct {
 	Response *checkapi.Response
 	Err      error
 }
 
 // HTTPStatus is the status of the refusal's answer: checkapi.HTTPStatus of its Status, 400
-// for invalid_request, 500 for the service's own failures.
+// for invalid_request, 503 for the service's own failures.
 func (r *Refusal) HTTPStatus() int {
 	if r.Err != nil {
-		return http.StatusInternalServerError
+		return http.StatusServiceUnavailable
 	}
 	if s := checkapi.HTTPStatus(r.Response.Status); s != 0 {
 		return s

@@ -19,7 +19,7 @@ func TestRefusal_HTTPStatus(t *testing.T) {
 		invalidRequest("x"):           http.StatusBadRequest,
 		invalidToken("x"):             http.StatusUnauthorized,
 		noSession("x"):                http.StatusUnauthorized,
-		serverError(errors.New("db")): http.StatusInternalServerError,
+		serverError(errors.New("db")): http.StatusServiceUnavailable,
 		{Response: &checkapi.Response{Status: checkapi.StatusUpstreamRequired}}: http.StatusUnauthorized,
 	}
 	for r, want := range cases {

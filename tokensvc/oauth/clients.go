@@ -113,7 +113,7 @@ func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form u
 			return store.Client{}, invalidClient("unknown client", attemptedBasic)
 		}
 		s.log.ErrorContext(ctx, "oauth: client lookup", "error", err)
-		return store.Client{}, newError(errServerError, "client lookup failed")
+		return store.Client{}, unavailable("client lookup failed")
 	}
 	if used != c.TokenEndpointAuthMethod {
 		return store.Client{}, invalidClient("the client must authenticate with "+c.TokenEndpointAuthMethod, attemptedBasic || c.TokenEndpointAuthMethod == authSecretBasic)
@@ -151,7 +151,7 @@ func (s *Server) authenticateAssertion(ctx context.Context, r *http.Request, for
 			return store.Client{}, invalidClient("unknown client", false)
 		}
 		s.log.ErrorContext(ctx, "oauth: client lookup", "error", err)
-		return store.Client{}, newError(errServerError, "client lookup failed")
+		return store.Client{}, unavailable("client lookup failed")
 	}
 	if c.TokenEndpointAuthMethod != authPrivateKeyJWT {
 		return store.Client{}, invalidClient("the client must authenticate with "+c.TokenEndpointAuthMethod, false)
@@ -169,7 +169,7 @@ func (s *Server) authenticateAssertion(ctx context.Context, r *http.Request, for
 			return store.Client{}, invalidClient(err.Error(), false)
 		}
 		s.log.ErrorContext(ctx, "oauth: verify client assertion", "client_id", c.ID, "error", err)
-		return store.Client{}, newError(errServerError, "the client assertion could not be checked")
+		return store.Client{}, unavailable("the client assertion could not be checked")
 	}
 	return c, nil
 }

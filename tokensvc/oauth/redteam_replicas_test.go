@@ -15,6 +15,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/mcpmesh/gateway/shared/config"
+
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
 	"github.com/mcpmesh/gateway/tokensvc/reqid"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
@@ -31,7 +33,7 @@ type replicas struct {
 	clock *testClock
 }
 
-func newReplicas(t *testing.T, backend string) *replicas {
+func newReplicas(t *testing.T, backend string, mods ...func(*config.Config)) *replicas {
 	t.Helper()
 	var open func() (store.Store, error)
 	switch backend {
@@ -46,6 +48,9 @@ func newReplicas(t *testing.T, backend string) *replicas {
 	}
 	clock := &testClock{t: time.Date(2026, 11, 3, 10, 0, 0, 0, time.UTC)}
 	cfg := testConfig()
+	for _, m := range mods {
+		m(cfg)
+	}
 	mk := func() (*env, store.Store) {
 		st, err := open()
 		if err != nil {
@@ -75,11 +80,11 @@ func (r *replicas) session(t *testing.T, subject string) store.Session {
 }
 
 // forBackends runs test once per shared-database backend.
-func forBackends(t *testing.T, test func(t *testing.T, r *replicas)) {
+func forBackends(t *testing.T, test func(t *testing.T, r *replicas), mods ...func(*config.Config)) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
-			test(t, newReplicas(t, backend))
+			test(t, newReplicas(t, backend, mods...))
 		})
 	}
 }
@@ -138,7 +143,9 @@ func TestRedTeam_Replicas_CodeRedeemedOnceAcrossReplicas(t *testing.T) {
 }
 
 // Attack: a stolen refresh token raced against the legitimate client, each at another
-// replica. At most one rotation may succeed, and the reuse ends the family everywhere.
+// replica, with the reuse interval off. At most one rotation may succeed, and the reuse
+// ends the family everywhere. (With the interval on, see
+// TestToken_ConcurrentRefreshAcrossReplicasKeepsOneSuccessor.)
 func TestRedTeam_Replicas_RefreshRaceAcrossReplicasEndsTheFamily(t *testing.T) {
 	t.Parallel()
 	forBackends(t, func(t *testing.T, r *replicas) {
@@ -184,7 +191,7 @@ func TestRedTeam_Replicas_RefreshRaceAcrossReplicasEndsTheFamily(t *testing.T) {
 		if _, err := r.b.srv.ValidateAccessToken(context.Background(), first.AccessToken, resMain); err == nil {
 			t.Error("the family's first access token still valid after the reuse")
 		}
-	})
+	}, reuseOff)
 }
 
 // Attack: submit one consent approval at both replicas at once, to get two codes from one

@@ -37,8 +37,9 @@ func TestToken_RefreshReuseRevokesFamily(t *testing.T) {
 	c := e.register(nil)
 	_, first := e.fullFlow(c, "alice")
 	second := tokens(t, e.token(c, refreshForm(first.RefreshToken)))
+	e.clock.Advance(config.DefaultRefreshTokenReuseInterval + time.Millisecond)
 
-	// An attacker replays the rotated token: refused, and the family dies.
+	// An attacker replays the rotated token after the reuse interval: refused, and the family dies.
 	wantOAuthError(t, e.token(c, refreshForm(first.RefreshToken)), 400, errInvalidGrant)
 	wantOAuthError(t, e.token(c, refreshForm(second.RefreshToken)), 400, errInvalidGrant)
 	for _, tok := range []string{first.AccessToken, second.AccessToken} {

@@ -292,7 +292,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request, h *hosts
 	if err := s.store.CreateClient(r.Context(), c); err != nil {
 		s.events.Registration(RegistrationError)
 		s.log.ErrorContext(r.Context(), "oauth: register client", "error", err)
-		writeOAuthError(w, newError(errServerError, "the registration could not be stored"))
+		writeOAuthError(w, unavailable("the registration could not be stored"))
 		return
 	}
 	s.log.InfoContext(r.Context(), "oauth: client registered", "issuer", h.Origin, "client_id", c.ID,

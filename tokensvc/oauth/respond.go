@@ -62,6 +62,7 @@ type errorBody struct {
 
 // writeOAuthError answers e as a JSON error response.
 func writeOAuthError(w http.ResponseWriter, e *oauthError) {
+	setRetryAfter(w, e)
 	if e.basicChallenge {
 		w.Header().Set("WWW-Authenticate", `Basic realm="gateway", charset="UTF-8"`)
 	}

@@ -36,7 +36,7 @@ func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request, _ *hosts.H
 		found, err := f(ctx, hash, client.ID)
 		if err != nil {
 			s.log.ErrorContext(ctx, "oauth: revoke", "client_id", client.ID, "error", err)
-			writeOAuthError(w, newError(errServerError, "the token could not be revoked"))
+			writeOAuthError(w, unavailable("the token could not be revoked"))
 			return
 		}
 		if found {

@@ -175,7 +175,8 @@ func TestGoSDK_AuthorizationCodeFlow(t *testing.T) {
 			if next.RefreshToken == tok.RefreshToken || next.AccessToken == "" {
 				t.Fatalf("refresh response %+v", next)
 			}
-			// The old refresh token is spent; replaying it kills the family.
+			// The old refresh token is spent; replaying it after the reuse interval kills the family.
+			s.clock.Advance(config.DefaultRefreshTokenReuseInterval + time.Second)
 			_, err = cfg.TokenSource(ctx, expired).Token()
 			var re *oauth2.RetrieveError
 			if !errors.As(err, &re) || re.ErrorCode != errInvalidGrant {

@@ -95,6 +95,10 @@ type Server struct {
 	clients map[string]configuredClient
 	// upstream chains upstream OAuth before a code is issued (WithUpstream); nil: none.
 	upstream Upstream
+	// reuseInterval is token_service.refresh_token_reuse_interval; successorKey
+	// derives successor refresh tokens (reuse.go).
+	reuseInterval time.Duration
+	successorKey  []byte
 }
 
 // Option configures a Server.
@@ -160,6 +164,8 @@ func New(cfg *config.Config, st store.Store, sessions Sessions, opts ...Option) 
 	s.regCallerRate, s.regCallerBurst = defaultCallerRegistrationRate, defaultCallerRegistrationBurst
 	s.regMaxCallers = defaultMaxRegistrationCallers
 	s.trustedProxyHops = cfg.TokenService.TrustedProxyHops
+	s.reuseInterval = cfg.TokenService.ReuseInterval()
+	s.successorKey = cfg.DeriveKey(successorKeyPurpose)
 	for _, o := range opts {
 		o(s)
 	}

@@ -97,7 +97,7 @@ func (s *Server) grantAuthorizationCode(ctx context.Context, h *hosts.Host, clie
 	}
 	if err != nil {
 		s.log.ErrorContext(ctx, "oauth: get authorization code", "error", err)
-		return tokenResponse{}, newError(errServerError, "the authorization code could not be checked")
+		return tokenResponse{}, unavailable("the authorization code could not be checked")
 	}
 	if ac.ClientID != client.ID {
 		return tokenResponse{}, newError(errInvalidGrant, "the authorization code was issued to another client")
@@ -126,7 +126,7 @@ func (s *Server) grantAuthorizationCode(ctx context.Context, h *hosts.Host, clie
 		return tokenResponse{}, newError(errInvalidGrant, "the authorization code is invalid, expired or already used")
 	} else if err != nil {
 		s.log.ErrorContext(ctx, "oauth: take authorization code", "error", err)
-		return tokenResponse{}, newError(errServerError, "the authorization code could not be checked")
+		return tokenResponse{}, unavailable("the authorization code could not be checked")
 	}
 	sess, oerr := s.liveSession(ctx, ac.SessionID)
 	if oerr != nil {
@@ -156,15 +156,15 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 	}
 	if err != nil {
 		s.log.ErrorContext(ctx, "oauth: get refresh token", "error", err)
-		return tokenResponse{}, newError(errServerError, "the refresh token could not be checked")
+		return tokenResponse{}, unavailable("the refresh token could not be checked")
 	}
-	if grant.ClientID != client.ID {
-		return tokenResponse{}, newError(errInvalidGrant, "the refresh token was issued to another client")
-	}
-	if !old.UsedAt.IsZero() {
+	if !old.UsedAt.IsZero() && (grant.ClientID != client.ID || !s.reuseGranted(old.UsedAt, now)) {
 		s.events.RefreshReused()
 		s.revokeReusedGrant(ctx, grant.ID, client.ID)
 		return tokenResponse{}, newError(errInvalidGrant, "the refresh token was already used; the grant is revoked")
+	}
+	if grant.ClientID != client.ID {
+		return tokenResponse{}, newError(errInvalidGrant, "the refresh token was issued to another client")
 	}
 	if grant.Resource != "" && !hostServes(h, grant.Resource) {
 		return tokenResponse{}, newError(errInvalidGrant, "the refresh token was issued by another issuer")
@@ -198,12 +198,12 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 	} else {
 		sess = store.Session{Subject: grant.Subject}
 	}
-	next := secret.NewToken()
-	grant, err = s.store.RotateRefreshToken(ctx, hash, store.RefreshToken{
+	next := s.successorToken(raw)
+	grant, err = s.store.RotateRefreshTokenWithin(ctx, hash, store.RefreshToken{
 		Hash:      secret.Hash(next),
 		CreatedAt: now,
 		ExpiresAt: grant.ExpiresAt,
-	}, s.now())
+	}, s.now(), s.reuseInterval)
 	switch {
 	case errors.Is(err, store.ErrRefreshReused):
 		s.events.RefreshReused()
@@ -213,7 +213,7 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 		return tokenResponse{}, newError(errInvalidGrant, "the refresh token is invalid, expired or revoked")
 	case err != nil:
 		s.log.ErrorContext(ctx, "oauth: rotate refresh token", "error", err)
-		return tokenResponse{}, newError(errServerError, "the refresh token could not be rotated")
+		return tokenResponse{}, unavailable("the refresh token could not be rotated")
 	}
 	at, exp, oerr := s.createAccessToken(ctx, store.AccessToken{
 		GrantID:   grant.ID,
@@ -284,7 +284,7 @@ func (s *Server) liveSession(ctx context.Context, id string) (store.Session, *oa
 	}
 	if err != nil {
 		s.log.ErrorContext(ctx, "oauth: get session", "error", err)
-		return store.Session{}, newError(errServerError, "the sign-in session could not be read")
+		return store.Session{}, unavailable("the sign-in session could not be read")
 	}
 	if !sess.RevokedAt.IsZero() {
 		return store.Session{}, newError(errInvalidGrant, "the sign-in session has ended")
@@ -334,7 +334,7 @@ func (s *Server) issueTokens(ctx context.Context, client store.Client, sess stor
 		}
 		if err != nil {
 			s.log.ErrorContext(ctx, "oauth: create grant", "error", err)
-			return tokenResponse{}, issuedTokens{}, newError(errServerError, "the grant could not be stored")
+			return tokenResponse{}, issuedTokens{}, unavailable("the grant could not be stored")
 		}
 	}
 	at, exp, oerr := s.createAccessToken(ctx, store.AccessToken{
@@ -367,7 +367,7 @@ func (s *Server) createAccessToken(ctx context.Context, t store.AccessToken, lim
 	t.Hash, t.CreatedAt, t.ExpiresAt = secret.Hash(tok), now, exp
 	if err := s.store.CreateAccessToken(ctx, t); err != nil {
 		s.log.ErrorContext(ctx, "oauth: create access token", "error", err)
-		return "", time.Time{}, newError(errServerError, "the access token could not be stored")
+		return "", time.Time{}, unavailable("the access token could not be stored")
 	}
 	return tok, exp, nil
 }

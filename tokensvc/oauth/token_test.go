@@ -423,6 +423,7 @@ func TestToken_SecretsNeverReachTheLog(t *testing.T) {
 	code, verifier := e.authorizeCode(c, sess, nil)
 	tr := tokens(t, e.token(c, codeForm(c, code, verifier)))
 	next := tokens(t, e.token(c, refreshForm(tr.RefreshToken)))
+	e.clock.Advance(config.DefaultRefreshTokenReuseInterval + time.Second)
 	wantOAuthError(t, e.token(c, refreshForm(tr.RefreshToken)), 400, errInvalidGrant) // reuse, logged
 	wantOAuthError(t, e.token(c, codeForm(c, code, verifier)), 400, errInvalidGrant)  // replay, logged
 	bad := c

@@ -142,6 +142,12 @@ func (s *Store) RotateRefreshToken(ctx context.Context, oldHash []byte, next sto
 	return s.next.RotateRefreshToken(ctx, oldHash, next, now)
 }
 
+func (s *Store) RotateRefreshTokenWithin(ctx context.Context, oldHash []byte, next store.RefreshToken, now time.Time, reuse time.Duration) (_ store.Grant, err error) {
+	ctx, end := s.begin(ctx, "RotateRefreshToken")
+	defer func() { end(err) }()
+	return s.next.RotateRefreshTokenWithin(ctx, oldHash, next, now, reuse)
+}
+
 func (s *Store) RevokeGrant(ctx context.Context, id string, now time.Time) (err error) {
 	ctx, end := s.begin(ctx, "RevokeGrant")
 	defer func() { end(err) }()

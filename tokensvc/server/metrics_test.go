@@ -199,6 +199,7 @@ func TestMetrics_ScriptedSessionMovesEveryMetric(t *testing.T) {
 		t.Errorf("check on the mcp.client route: %d %+v", status, resp)
 	}
 	tok(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}}) // refreshed
+	clock.add(config.DefaultRefreshTokenReuseInterval + time.Second)
 	tok(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}}) // reuse
 	tok(codeForm)                                                           // code replay
 	// A URL client ID on a non-public address: the fetch is refused.

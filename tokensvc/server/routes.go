@@ -40,7 +40,7 @@ const (
 // publicRoutes is the public listener's handler.
 func (s *Server) publicRoutes() http.Handler {
 	r := newRouter()
-	r.Use(obs.HTTP("public", s.metrics, s.tracer), reqid.Middleware, s.logRequests("public"), s.recoverer, securityHeaders, maxBody(maxPublicBody))
+	r.Use(obs.HTTP("public", s.metrics, s.tracer), reqid.Middleware, s.logRequests("public"), s.recoverer, securityHeaders, maxBody(maxPublicBody), withDeadline(publicDeadline))
 	// Kubelet probes use the pod IP: the probe answers on any Host.
 	r.Get(paths.Health, health)
 	r.Head(paths.Health, health)
@@ -152,7 +152,7 @@ func (s *Server) mcpClientHostRoutes(r chi.Router) {
 // internalRoutes is the internal listener's handler.
 func (s *Server) internalRoutes() http.Handler {
 	r := newRouter()
-	r.Use(obs.HTTP("internal", s.metrics, s.tracer), reqid.Middleware, s.logRequests("internal"), s.recoverer, securityHeaders, maxBody(maxCheckBody))
+	r.Use(obs.HTTP("internal", s.metrics, s.tracer), reqid.Middleware, s.logRequests("internal"), s.recoverer, securityHeaders, maxBody(maxCheckBody), withDeadline(s.checkDeadline()))
 	r.Get(paths.Health, health)
 	r.Head(paths.Health, health)
 	r.Get(paths.Ready, s.ready)

@@ -218,6 +218,17 @@ type Grants interface {
 	//   - already rotated: the grant is revoked (with its access tokens) at
 	//     now and ErrRefreshReused is returned.
 	RotateRefreshToken(ctx context.Context, oldHash []byte, next RefreshToken, now time.Time) (Grant, error)
+	// RotateRefreshTokenWithin is RotateRefreshToken with a reuse interval
+	// for concurrent refreshes. When oldHash was already rotated no more than
+	// reuse before now (now - UsedAt <= reuse), and next.Hash is a live,
+	// unrotated refresh token of the same grant (the successor that first
+	// rotation stored), it changes nothing and returns the grant: the caller
+	// hands out that same successor again. Every other reuse revokes the
+	// grant and returns ErrRefreshReused, as RotateRefreshToken does. A reuse
+	// of 0 is RotateRefreshToken. Of concurrent callers presenting the same
+	// old token and the same next, one rotates and the others are granted by
+	// the interval: the family keeps one live refresh token.
+	RotateRefreshTokenWithin(ctx context.Context, oldHash []byte, next RefreshToken, now time.Time, reuse time.Duration) (Grant, error)
 	// RevokeGrant revokes the grant at now: its refresh tokens stop working
 	// and its access tokens are deleted. Revoking a revoked grant is a no-op
 	// that keeps the first RevokedAt. ErrNotFound if unknown.

@@ -207,6 +207,11 @@ func (s *Store) GetRefreshToken(ctx context.Context, hash []byte, now time.Time)
 
 // RotateRefreshToken implements [store.Grants].
 func (s *Store) RotateRefreshToken(ctx context.Context, oldHash []byte, next store.RefreshToken, now time.Time) (store.Grant, error) {
+	return s.RotateRefreshTokenWithin(ctx, oldHash, next, now, 0)
+}
+
+// RotateRefreshTokenWithin implements [store.Grants].
+func (s *Store) RotateRefreshTokenWithin(ctx context.Context, oldHash []byte, next store.RefreshToken, now time.Time, reuse time.Duration) (store.Grant, error) {
 	next, err := record.RefreshToken(next, "")
 	if err != nil {
 		return store.Grant{}, err
@@ -222,6 +227,10 @@ func (s *Store) RotateRefreshToken(ctx context.Context, oldHash []byte, next sto
 		return store.Grant{}, notFound("rotate refresh token: grant")
 	}
 	if !old.UsedAt.IsZero() {
+		if succ, ok := s.refresh[string(next.Hash)]; ok && reuse > 0 && store.Time(now).Sub(old.UsedAt) <= reuse &&
+			succ.GrantID == g.ID && succ.UsedAt.IsZero() && record.Live(succ.ExpiresAt, now, false) {
+			return g, nil
+		}
 		s.revokeGrant(g.ID, now)
 		return store.Grant{}, fmt.Errorf("rotate refresh token: %w", store.ErrRefreshReused)
 	}

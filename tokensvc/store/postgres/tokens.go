@@ -141,6 +141,15 @@ func (s *Store) GetRefreshToken(ctx context.Context, hash []byte, at time.Time) 
 // then does a second statement tell reuse (revoke the grant and delete its
 // access tokens, again in one statement) from absence.
 func (s *Store) RotateRefreshToken(ctx context.Context, oldHash []byte, next store.RefreshToken, at time.Time) (store.Grant, error) {
+	return s.RotateRefreshTokenWithin(ctx, oldHash, next, at, 0)
+}
+
+// RotateRefreshTokenWithin implements [store.Grants]. It spends as
+// RotateRefreshToken does; a token found spent is then checked against the
+// interval in one statement (the old token rotated at most reuse ago, next a
+// live unrotated token of its grant, which the first rotation committed
+// before the spend became visible) before reuse revokes the grant.
+func (s *Store) RotateRefreshTokenWithin(ctx context.Context, oldHash []byte, next store.RefreshToken, at time.Time, reuse time.Duration) (store.Grant, error) {
 	next, err := record.RefreshToken(next, "")
 	if err != nil {
 		return store.Grant{}, err
@@ -164,6 +173,21 @@ func (s *Store) RotateRefreshToken(ctx context.Context, oldHash []byte, next sto
 		return store.Grant{}, insertErr("rotate refresh token", err)
 	}
 	// Not spendable: spent already (reuse), or not found.
+	if reuse > 0 {
+		err = s.pool.QueryRow(ctx, `SELECT `+grantColumns+` FROM refresh_tokens r
+			JOIN grants g ON g.id = r.grant_id
+			JOIN refresh_tokens succ ON succ.grant_id = r.grant_id
+			WHERE r.hash = $1 AND r.used_at IS NOT NULL AND r.used_at >= $3 AND r.expires_at > $2
+			AND g.revoked_at IS NULL AND g.expires_at > $2
+			AND succ.hash = $4 AND succ.used_at IS NULL AND succ.expires_at > $2`,
+			oldHash, n, n.Add(-reuse), next.Hash).Scan(grantDest(&g)...)
+		if err == nil {
+			return g, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return store.Grant{}, rowErr("rotate refresh token", err)
+		}
+	}
 	var grantID string
 	err = s.pool.QueryRow(ctx, `WITH revoked AS (
 			UPDATE grants g SET revoked_at = $2 FROM refresh_tokens r

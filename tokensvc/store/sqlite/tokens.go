@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 
 	"fmt"
 	"time"
@@ -132,6 +133,12 @@ func (s *Store) GetRefreshToken(ctx context.Context, hash []byte, at time.Time) 
 // RotateRefreshToken implements [store.Grants]. The whole check-and-spend
 // runs in one IMMEDIATE transaction: SQLite admits one writer at a time.
 func (s *Store) RotateRefreshToken(ctx context.Context, oldHash []byte, next store.RefreshToken, at time.Time) (store.Grant, error) {
+	return s.RotateRefreshTokenWithin(ctx, oldHash, next, at, 0)
+}
+
+// RotateRefreshTokenWithin implements [store.Grants], in the same one
+// IMMEDIATE transaction as RotateRefreshToken.
+func (s *Store) RotateRefreshTokenWithin(ctx context.Context, oldHash []byte, next store.RefreshToken, at time.Time, reuse time.Duration) (store.Grant, error) {
 	next, err := record.RefreshToken(next, "")
 	if err != nil {
 		return store.Grant{}, err
@@ -150,6 +157,18 @@ func (s *Store) RotateRefreshToken(ctx context.Context, oldHash []byte, next sto
 			return rowErr("rotate refresh token", err)
 		}
 		if usedAt.Valid {
+			if reuse > 0 && n-usedAt.Int64 <= reuse.Microseconds() {
+				var one int
+				err := tx.QueryRowContext(ctx, `SELECT 1 FROM refresh_tokens
+					WHERE hash = ? AND grant_id = ? AND used_at IS NULL AND expires_at > ?`,
+					next.Hash, g.ID, n).Scan(&one)
+				if err == nil {
+					return nil // the successor of the first rotation, within the interval
+				}
+				if !errors.Is(err, sql.ErrNoRows) {
+					return fmt.Errorf("rotate refresh token: successor: %w", err)
+				}
+			}
 			reused = true
 			return revokeGrant(ctx, tx, g.ID, n)
 		}

@@ -45,6 +45,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Refresh_ExpiredOrRevokedIsNotFound", testRefreshNotFound},
 		{"Refresh_RotateToTakenHashLeavesOldUnspent", testRefreshRotateDuplicate},
 		{"Refresh_ConcurrentRotateExactlyOneWins", testRefreshConcurrent},
+		{"Refresh_ReuseIntervalGrantsSameSuccessorOnly", testRefreshReuseInterval},
+		{"Refresh_ConcurrentRotateWithinIntervalLeavesOneSuccessor", testRefreshConcurrentWithinInterval},
 		{"Grant_RevokeKillsTokens", testGrantRevoke},
 		{"Grant_ListAndRevokeBySession", testGrantsBySession},
 		{"AccessToken_RoundTripAndExpiry", testAccessToken},

@@ -26,6 +26,10 @@ type app struct {
 	// hostOptions, if set, adjusts the wasm host options after the log level (tests).
 	hostOptions func(*host.Options)
 
+	// remote, if set, is the token service as separate processes (-token-service-public and
+	// -token-service-internal): no token service or store runs in the gateway.
+	remote *gateway.TokenService
+
 	live *gateway.Live
 	mu   sync.Mutex // serializes reloads; guards cur
 	cur  *instance
@@ -49,6 +53,9 @@ type sharedStore struct {
 
 // start builds the first instance from cfg.
 func (a *app) start(ctx context.Context, cfg *config.Config) error {
+	if a.remote != nil {
+		return a.startRemote(ctx, cfg)
+	}
 	st, err := server.OpenStore(ctx, cfg.Storage)
 	if err != nil {
 		return fmt.Errorf("token service: %w", err)
@@ -65,6 +72,9 @@ func (a *app) start(ctx context.Context, cfg *config.Config) error {
 
 // build starts a token service and a gateway for cfg on the store ss.
 func (a *app) build(ctx context.Context, cfg *config.Config, ss *sharedStore) (*instance, error) {
+	if a.remote != nil {
+		return a.buildRemote(ctx, cfg, ss)
+	}
 	ts, err := server.New(ctx, cfg, server.WithLogger(a.logger), server.WithStore(ss.Store))
 	if err != nil {
 		return nil, fmt.Errorf("token service: %w", err)
@@ -107,7 +117,7 @@ func (a *app) reload(ctx context.Context) error {
 		return fail(err)
 	}
 	ss := a.cur.st
-	if cfg.Storage != a.cur.cfg.Storage {
+	if cfg.Storage != a.cur.cfg.Storage && a.remote == nil {
 		st, err := server.OpenStore(ctx, cfg.Storage)
 		if err != nil {
 			return fail(fmt.Errorf("token service: %w", err))
@@ -140,12 +150,14 @@ func (a *app) reload(ctx context.Context) error {
 func (a *app) retire(in *instance) {
 	in.stopGC()
 	_ = in.gw.Close()
-	_ = in.ts.Close()
+	if in.ts != nil {
+		_ = in.ts.Close()
+	}
 	a.mu.Lock()
 	in.st.users--
 	last := in.st.users == 0
 	a.mu.Unlock()
-	if last {
+	if last && in.st.Store != nil {
 		_ = in.st.Close()
 	}
 }

@@ -60,6 +60,7 @@ func run(args []string, stderr io.Writer) int {
 	printURLs := fs.Bool("print-urls", false, "print the configuration's public URLs (one per line: kind, name, URL) and exit")
 	printAddrs := fs.Bool("print-addresses", false, "print the host:port addresses the gateway listens on and exit")
 	devCA := fs.String("dev-ca", "", "make (or reuse) a development CA in this directory and issue a certificate for the configuration's https hosts (or localhost), then exit; see docs/clients.md#tls")
+	remote := addRemoteFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -89,6 +90,11 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "localgateway: %v\n", err)
 		return 2
 	}
+	remoteTS, err := remote.tokenService(logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "localgateway: %v\n", err)
+		return 2
+	}
 	if err := checkCertificate(cfg); err != nil {
 		fmt.Fprintf(stderr, "localgateway: %v\n", err)
 		return 2
@@ -110,6 +116,7 @@ func run(args []string, stderr io.Writer) int {
 		logger.Info("configuration", "note", note)
 	}
 	a := &app{path: *configPath, module: mod, workers: *workers, logger: logger, wasmLevel: level, grace: *grace}
+	a.remote = remoteTS
 	if err := a.start(ctx, cfg); err != nil {
 		fmt.Fprintf(stderr, "localgateway: %v\n", err)
 		var ce *config.Error

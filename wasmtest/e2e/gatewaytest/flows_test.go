@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/wasmtest/e2e/harness"
 	"golang.org/x/oauth2"
 )
@@ -75,6 +76,7 @@ func TestGateway(t *testing.T) {
 		if err != nil || next.RefreshToken == c.Token.RefreshToken {
 			t.Fatalf("first refresh: %v (rotated %v)", err, next != nil && next.RefreshToken != c.Token.RefreshToken)
 		}
+		s.advance(config.DefaultRefreshTokenReuseInterval + time.Second) // past the reuse interval
 		if _, err := c.refresh(ctx); !isInvalidGrant(err) {
 			t.Fatalf("replayed refresh token: %v, want invalid_grant", err)
 		}
@@ -87,6 +89,8 @@ func TestGateway(t *testing.T) {
 			t.Fatalf("access token of a revoked family: %d", r.StatusCode)
 		}
 	})
+
+	t.Run("ConcurrentRefreshStaysSignedIn", func(t *testing.T) { concurrentRefreshStaysSignedIn(t, s) })
 
 	t.Run("ForgedAssertionAndTokenNeverReachTheMCPServer", func(t *testing.T) {
 		// The everything-server cannot show headers, so this is checked on the client route

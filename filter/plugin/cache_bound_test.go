@@ -1,0 +1,79 @@
+package plugin
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func keyN(i int) cacheKey {
+	return makeCacheKey('b', "token-"+strconv.Itoa(i), "https://mcp.example.com")
+}
+
+// The cache holds at most max entries and maxBytes (approximately); making room sweeps the
+// expired entries first and only then evicts live ones; the byte count stays exact through
+// replacement, expiry and eviction.
+func TestBundleCache_BoundedByEntriesAndBytes(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	c := newBundleCache(1000)
+	c.maxBytes = 20_000
+	big := strings.Repeat("a", 1000)
+	sum := func() int {
+		n := 0
+		for _, b := range c.entries {
+			n += b.size
+		}
+		return n
+	}
+	for i := range 200 {
+		c.put(keyN(i), &bundle{assertion: big, expires: now.Add(time.Minute)}, now)
+		if c.bytes > c.maxBytes || c.bytes != sum() {
+			t.Fatalf("after %d puts: %d bytes counted, %d held, bound %d", i+1, c.bytes, sum(), c.maxBytes)
+		}
+	}
+	if n := len(c.entries); n == 0 || n > 20_000/1000 {
+		t.Fatalf("%d entries of ~1.2 KB under a 20 KB bound", n)
+	}
+
+	// Expired entries go first: one live entry among expired ones survives a full cache.
+	c = newBundleCache(10)
+	for i := range 9 {
+		c.put(keyN(i), &bundle{assertion: "x", expires: now.Add(time.Second)}, now)
+	}
+	c.put(keyN(100), &bundle{assertion: "live", expires: now.Add(time.Hour)}, now)
+	later := now.Add(2 * time.Second)
+	c.put(keyN(101), &bundle{assertion: "new", expires: later.Add(time.Hour)}, later)
+	if c.get(keyN(100), later) == nil || c.get(keyN(101), later) == nil || len(c.entries) != 2 {
+		t.Fatalf("after the sweep: %d entries, live ones kept: %v %v", len(c.entries), c.get(keyN(100), later) != nil, c.get(keyN(101), later) != nil)
+	}
+	// Replacing an entry and expiring one keep the count exact.
+	c.put(keyN(100), &bundle{assertion: big, expires: later.Add(time.Hour)}, later)
+	c.get(keyN(101), later.Add(2*time.Hour))
+	if c.bytes != sum() || len(c.entries) != 0 && c.bytes == 0 {
+		t.Fatalf("bytes %d, held %d", c.bytes, sum())
+	}
+	// An entry larger than the whole bound is not cached (it would evict everything).
+	c.maxBytes = 500
+	c.put(keyN(7), &bundle{assertion: big, expires: later.Add(time.Hour)}, later)
+	if c.get(keyN(7), later) != nil {
+		t.Fatal("an entry over the byte bound was cached")
+	}
+}
+
+// Expired entries are dropped at least every sweepInterval even when the cache is far from
+// full, so memory follows the live entries (each refresh leaves an expired bundle behind).
+func TestBundleCache_SweepsExpiredEntriesPeriodically(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	c := newBundleCache(1000)
+	for i := range 100 {
+		c.put(keyN(i), &bundle{assertion: "x", expires: now.Add(time.Second)}, now)
+	}
+	later := now.Add(sweepInterval)
+	c.put(keyN(500), &bundle{assertion: "y", expires: later.Add(time.Minute)}, later)
+	if len(c.entries) != 1 || c.bytes != c.entries[keyN(500)].size {
+		t.Fatalf("%d entries (%d bytes) after the sweep, want only the live one", len(c.entries), c.bytes)
+	}
+}

@@ -1,0 +1,215 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/mcpmesh/gateway/shared/paths"
+	"github.com/mcpmesh/gateway/tokensvc/hosts"
+	"github.com/mcpmesh/gateway/tokensvc/reqid"
+	"github.com/mcpmesh/gateway/tokensvc/store"
+	"github.com/mcpmesh/gateway/tokensvc/store/memory"
+)
+
+// errStoreDown is what a store returns while its database is unreachable.
+var errStoreDown = errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
+
+// faultyStore fails the named methods with errStoreDown while they are switched on.
+type faultyStore struct {
+	store.Store
+	mu   sync.Mutex
+	down map[string]bool
+}
+
+func (f *faultyStore) fail(method string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down[method] || f.down["*"] {
+		return errStoreDown
+	}
+	return nil
+}
+
+func (f *faultyStore) set(methods ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.down = map[string]bool{}
+	for _, m := range methods {
+		f.down[m] = true
+	}
+}
+
+func (f *faultyStore) GetClient(ctx context.Context, id string, now time.Time) (store.Client, error) {
+	if err := f.fail("GetClient"); err != nil {
+		return store.Client{}, err
+	}
+	return f.Store.GetClient(ctx, id, now)
+}
+
+func (f *faultyStore) CreateClient(ctx context.Context, c store.Client) error {
+	if err := f.fail("CreateClient"); err != nil {
+		return err
+	}
+	return f.Store.CreateClient(ctx, c)
+}
+
+func (f *faultyStore) GetAuthCode(ctx context.Context, h []byte, now time.Time) (store.AuthCode, error) {
+	if err := f.fail("GetAuthCode"); err != nil {
+		return store.AuthCode{}, err
+	}
+	return f.Store.GetAuthCode(ctx, h, now)
+}
+
+func (f *faultyStore) TakeAuthCode(ctx context.Context, h []byte, now time.Time) (store.AuthCode, error) {
+	if err := f.fail("TakeAuthCode"); err != nil {
+		return store.AuthCode{}, err
+	}
+	return f.Store.TakeAuthCode(ctx, h, now)
+}
+
+func (f *faultyStore) GetSession(ctx context.Context, id string) (store.Session, error) {
+	if err := f.fail("GetSession"); err != nil {
+		return store.Session{}, err
+	}
+	return f.Store.GetSession(ctx, id)
+}
+
+func (f *faultyStore) CreateGrant(ctx context.Context, g store.Grant, first store.RefreshToken) error {
+	if err := f.fail("CreateGrant"); err != nil {
+		return err
+	}
+	return f.Store.CreateGrant(ctx, g, first)
+}
+
+func (f *faultyStore) GetRefreshToken(ctx context.Context, h []byte, now time.Time) (store.RefreshToken, store.Grant, error) {
+	if err := f.fail("GetRefreshToken"); err != nil {
+		return store.RefreshToken{}, store.Grant{}, err
+	}
+	return f.Store.GetRefreshToken(ctx, h, now)
+}
+
+func (f *faultyStore) RotateRefreshTokenWithin(ctx context.Context, h []byte, next store.RefreshToken, now time.Time, reuse time.Duration) (store.Grant, error) {
+	if err := f.fail("RotateRefreshToken"); err != nil {
+		return store.Grant{}, err
+	}
+	return f.Store.RotateRefreshTokenWithin(ctx, h, next, now, reuse)
+}
+
+func (f *faultyStore) CreateAccessToken(ctx context.Context, t store.AccessToken) error {
+	if err := f.fail("CreateAccessToken"); err != nil {
+		return err
+	}
+	return f.Store.CreateAccessToken(ctx, t)
+}
+
+func (f *faultyStore) GetAccessToken(ctx context.Context, h []byte, now time.Time) (store.AccessToken, error) {
+	if err := f.fail("GetAccessToken"); err != nil {
+		return store.AccessToken{}, err
+	}
+	return f.Store.GetAccessToken(ctx, h, now)
+}
+
+// newFaultyEnv is newEnv with the server's store behind a faultyStore (e.st stays the
+// healthy memory store, for setting up).
+func newFaultyEnv(t *testing.T) (*env, *faultyStore) {
+	t.Helper()
+	cfg := testConfig()
+	st := memory.New()
+	fst := &faultyStore{Store: st}
+	clock := &testClock{t: time.Date(2026, 11, 3, 10, 0, 0, 0, time.UTC)}
+	fs := &fakeSessions{st: st, clock: clock}
+	srv := New(cfg, fst, fs, WithClock(clock.Now))
+	r := chi.NewRouter()
+	r.Use(reqid.Middleware, hosts.NewTable(cfg).Middleware)
+	routeForTest(r, srv)
+	return &env{t: t, cfg: cfg, st: st, clock: clock, sessions: fs, srv: srv, handler: r}, fst
+}
+
+// wantUnavailable checks an answer is 503 temporarily_unavailable with Retry-After.
+func wantUnavailable(t *testing.T, what string, rec interface {
+	Result() *http.Response
+}) {
+	t.Helper()
+	res := rec.Result()
+	var eb errorBody
+	_ = json.NewDecoder(res.Body).Decode(&eb)
+	if res.StatusCode != http.StatusServiceUnavailable || eb.Error != errTemporarilyUnavailable {
+		t.Errorf("%s: got %d %q, want 503 %q", what, res.StatusCode, eb.Error, errTemporarilyUnavailable)
+	}
+	if res.Header.Get("Retry-After") == "" {
+		t.Errorf("%s: no Retry-After", what)
+	}
+}
+
+// A store failure at any step of the token endpoint is answered 503
+// temporarily_unavailable with Retry-After: never invalid_grant (which makes a client
+// discard its tokens and sign the user out) nor invalid_client (which makes it drop its
+// registration), nor a bare 500. Once the store is back, the same code or refresh token
+// works: nothing was spent by the failed attempt.
+func TestToken_StoreFailureIsTemporarilyUnavailable(t *testing.T) {
+	t.Parallel()
+	refreshSteps := []string{"*", "GetClient", "GetRefreshToken", "GetSession", "RotateRefreshToken", "CreateAccessToken"}
+	for _, step := range refreshSteps {
+		t.Run("refresh/"+step, func(t *testing.T) {
+			t.Parallel()
+			e, fst := newFaultyEnv(t)
+			c := e.register(nil)
+			_, first := e.fullFlow(c, "alice")
+			fst.set(step)
+			for range 3 {
+				wantUnavailable(t, "refresh with "+step+" down", e.token(c, refreshForm(first.RefreshToken)))
+			}
+			fst.set()
+			next := tokens(t, e.token(c, refreshForm(first.RefreshToken)))
+			mustAccess(t, e, next.AccessToken)
+		})
+	}
+	codeSteps := []string{"*", "GetClient", "GetAuthCode", "TakeAuthCode", "GetSession", "CreateGrant", "CreateAccessToken"}
+	for _, step := range codeSteps {
+		t.Run("code/"+step, func(t *testing.T) {
+			t.Parallel()
+			e, fst := newFaultyEnv(t)
+			c := e.register(nil)
+			sess := e.newSession("alice")
+			code, verifier := e.authorizeCode(c, sess, nil)
+			fst.set(step)
+			wantUnavailable(t, "code redemption with "+step+" down", e.token(c, codeForm(c, code, verifier)))
+			fst.set()
+			// A failure before the spend leaves the code redeemable; at or after it the
+			// code is gone (single use), and the client signs in again.
+			rec := e.token(c, codeForm(c, code, verifier))
+			switch step {
+			case "*", "GetClient", "GetAuthCode", "TakeAuthCode":
+				mustAccess(t, e, tokens(t, rec).AccessToken)
+			default:
+				wantOAuthError(t, rec, 400, errInvalidGrant)
+			}
+		})
+	}
+	t.Run("register", func(t *testing.T) {
+		t.Parallel()
+		e, fst := newFaultyEnv(t)
+		fst.set("CreateClient")
+		req := httptest.NewRequest(http.MethodPost, issuer+paths.Register, strings.NewReader(`{"redirect_uris":["`+loopbackCB+`"],"token_endpoint_auth_method":"none"}`))
+		req.Header.Set("Content-Type", "application/json")
+		wantUnavailable(t, "registration", e.do(req))
+	})
+	t.Run("revoke", func(t *testing.T) {
+		t.Parallel()
+		e, fst := newFaultyEnv(t)
+		c := e.register(nil)
+		_, first := e.fullFlow(c, "alice")
+		fst.set("GetRefreshToken", "GetAccessToken")
+		wantUnavailable(t, "revocation", e.postForm(issuer+paths.Revoke, url.Values{"token": {first.RefreshToken}, "client_id": {c.ID}}, ""))
+	})
+}
