@@ -68,7 +68,7 @@ func TestEnvoy_QuickStartRenders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse(raw, nil)
+	cfg, err := config.ParseDir(raw, nil, filepath.Join("..", "..", "examples"))
 	if err != nil {
 		t.Fatal(err)
 	}

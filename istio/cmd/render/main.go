@@ -103,7 +103,8 @@ func run(args []string, env config.LookupEnv, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "render: -config: %v\n", err)
 		return 2
 	}
-	cfg, err := config.Parse(raw, env)
+	// Relative paths in the configuration (tool_lock files) are relative to its folder.
+	cfg, err := config.ParseDir(raw, env, filepath.Dir(*configPath))
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
