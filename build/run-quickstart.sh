@@ -110,6 +110,7 @@ ca="$PWD/$out/tls/ca.pem"
 			mcp=${u##* }
 			echo "Try: curl --cacert $ca -i $mcp   (401 with the resource metadata URL)"
 			echo "     NODE_EXTRA_CA_CERTS=$ca npx @modelcontextprotocol/inspector   and connect to $mcp"
+			break # the first MCP server route; the others work the same way
 			;;
 		esac
 	done
