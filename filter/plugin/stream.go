@@ -271,6 +271,13 @@ func (s *stream) OnResponseHeaders(_ int, endOfStream bool) Action {
 			s.toolListHeaders(endOfStream)
 		} else if s.sseFirstEvent {
 			s.watchEventStreamLists()
+		} else if s.asksForEventStream() {
+			// Any other answer to the event-stream GET (another 2xx, compressed, another
+			// media type): clients take it as the stream, so it is read or refused too.
+			s.watchEventStreamLists()
+			if s.tl != nil {
+				s.toolListHeaders(endOfStream)
+			}
 		}
 	}
 	if s.route.Kind == pluginconf.KindServer && s.origin != "" {
