@@ -346,6 +346,9 @@ func (s *stream) OnResponseBody(bodySize int, endOfStream bool) Action {
 }
 
 func (s *stream) OnDone() {
+	// A stream that ends with its check call unanswered (the client went away) gives the
+	// call's slot back: the proxy drops the answer of an ended stream's call.
+	s.endCheckCall()
 	s.finished = true
 	s.credential = ""
 }
