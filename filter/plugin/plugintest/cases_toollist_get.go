@@ -16,7 +16,22 @@ func toolListGETCases() []Case {
 		}
 		return ""
 	}
+	notAllowed := `{"detail":"Method Not Allowed"}`
 	return []Case{
+		{
+			// Guard: an error answer to the GET (a server without the stream) passes as it is.
+			Name:         "ToolListGETAnsweredWithAnErrorPassesUnchanged",
+			Request:      getSSE,
+			Response:     [][2]string{{":status", "405"}, {"content-type", "application/json"}},
+			ResponseBody: []string{notAllowed},
+			ClientBody: func(body string) string {
+				if body != notAllowed {
+					return "the error answer changed"
+				}
+				return ""
+			},
+			Want: Want{CheckCalls: 1},
+		},
 		{
 			Name: "RedTeamToolListOnAnEventStreamGETAnswered203IsFiltered", RedTeam: true,
 			Request:      getSSE,
