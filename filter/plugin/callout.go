@@ -44,8 +44,7 @@ func (s *stream) callTokenService(key cacheKey) error {
 // onCheckResponse turns the token service's answer into a decision, failing closed on
 // anything unexpected.
 func (s *stream) onCheckResponse(key cacheKey, resp CallResponse) {
-	s.f.inflight--
-	s.pending = false
+	s.endCheckCall()
 	if s.finished || s.done {
 		return
 	}

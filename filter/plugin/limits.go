@@ -77,6 +77,15 @@ func (s *stream) refusedFromCache() Action {
 	return Pause
 }
 
+// endCheckCall counts the stream's check call as no longer outstanding, once: at its answer,
+// or when the stream ends before it (limits: maxInflightChecks).
+func (s *stream) endCheckCall() {
+	if s.pending {
+		s.pending = false
+		s.f.inflight--
+	}
+}
+
 // checksExhausted answers a request that would need a check call while the VM has
 // maxInflightChecks outstanding: 503 at once.
 func (s *stream) checksExhausted() Action {

@@ -271,6 +271,13 @@ func (s *stream) OnResponseHeaders(_ int, endOfStream bool) Action {
 			s.toolListHeaders(endOfStream)
 		} else if s.sseFirstEvent {
 			s.watchEventStreamLists()
+		} else if s.asksForEventStream() {
+			// Any other answer to the event-stream GET (another 2xx, compressed, another
+			// media type): clients take it as the stream, so it is read or refused too.
+			s.watchEventStreamLists()
+			if s.tl != nil {
+				s.toolListHeaders(endOfStream)
+			}
 		}
 	}
 	if s.route.Kind == pluginconf.KindServer && s.origin != "" {
@@ -339,6 +346,9 @@ func (s *stream) OnResponseBody(bodySize int, endOfStream bool) Action {
 }
 
 func (s *stream) OnDone() {
+	// A stream that ends with its check call unanswered (the client went away) gives the
+	// call's slot back: the proxy drops the answer of an ended stream's call.
+	s.endCheckCall()
 	s.finished = true
 	s.credential = ""
 }

@@ -54,6 +54,31 @@ func (s *stream) watchEventStreamLists() {
 	s.tl = &toolListWatch{mode: tlSSE, anyID: true, private: s.mcpVersion >= "2026-07-28"}
 }
 
+// asksForEventStream reports whether the stream is an allowed GET on an MCP server route
+// that asks for an event stream (the MCP client's event-stream GET), answered 2xx. A client
+// takes any 2xx
+// answer to it as the stream, whatever its media type or encoding (the TS SDK checks only
+// response.ok), so the filter reads every such answer for tool lists, or refuses it.
+func (s *stream) asksForEventStream() bool {
+	if s.route.Kind != pluginconf.KindServer || s.bundle == nil {
+		return false
+	}
+	if m, _ := s.header(":method"); m != "GET" {
+		return false
+	}
+	for _, h := range s.h.ResponseHeaders() {
+		if h.Name == ":status" && (len(h.Value) != 3 || h.Value[0] != '2') {
+			return false // an error answer: clients do not read it as the stream
+		}
+	}
+	for i := range s.hdrs {
+		if s.hdrs[i].Name == "accept" && strings.Contains(strings.ToLower(s.hdrs[i].Value), "text/event-stream") {
+			return true
+		}
+	}
+	return false
+}
+
 // stripAcceptEncoding keeps MCP server routes' answers uncompressed, so that the filter can
 // read the tool lists in them (a compressed list is refused).
 func (s *stream) stripAcceptEncoding() {

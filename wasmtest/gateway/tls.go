@@ -96,20 +96,40 @@ func tlsConfig(cert func() *tls.Certificate) *tls.Config {
 // http one: a client must not be served, nor send credentials, over the scheme the
 // configuration does not name for the host. Hosts of no route are left to the filter.
 func (g *Gateway) misdirected(w http.ResponseWriter, r *http.Request) bool {
-	host := strings.ToLower(r.Host)
-	if _, _, err := net.SplitHostPort(host); err != nil {
-		if r.TLS != nil {
-			host = net.JoinHostPort(strings.Trim(host, "[]"), "443")
-		} else {
-			host = net.JoinHostPort(strings.Trim(host, "[]"), "80")
-		}
-	}
-	scheme, ok := g.schemes[host]
+	scheme, ok := g.schemes[schemeKey(r.Host, r.TLS != nil)]
 	if !ok || (scheme == "https") == (r.TLS != nil) {
 		return false
 	}
 	writeError(w, http.StatusMisdirectedRequest, "misdirected_request", "this host is served over "+scheme+" only")
 	return true
+}
+
+// schemeKey is the g.schemes key of a request's Host, spelled as the route table reads it
+// (pluginconf.Table.Match): lower case, without user information, without trailing dots on
+// the host name, the port in canonical decimal form, or the connection's default port when
+// there is none. Any other spelling would let a request reach a route over the scheme the
+// configuration does not name for it.
+func schemeKey(authority string, isTLS bool) string {
+	a := strings.ToLower(authority)
+	if i := strings.LastIndexByte(a, '@'); i >= 0 {
+		a = a[i+1:]
+	}
+	host, port := a, ""
+	if i := strings.LastIndexByte(a, ':'); i >= 0 && !strings.Contains(a[i:], "]") {
+		host, port = a[:i], a[i+1:]
+	}
+	host = strings.TrimRight(strings.Trim(host, "[]"), ".")
+	switch {
+	case port == "" && isTLS:
+		port = "443"
+	case port == "":
+		port = "80"
+	case strings.Trim(port, "0123456789") == "":
+		if port = strings.TrimLeft(port, "0"); port == "" {
+			port = "0"
+		}
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // URLs returns the public URLs the gateway serves: the authenticate service and each route's

@@ -147,8 +147,9 @@ func redTeamSessionCases() []Case {
 }
 
 // compressedStreamCases: an event stream declared compressed is not read (the filter could
-// only hold it until 4 KiB or its end): it passes as it is, and a session in it stays unusable
-// through the gateway (the raw ID is refused on requests).
+// only hold it until 4 KiB or its end). On a route that filters tool lists it is refused (the
+// gateway asked for identity; a list in it would reach the client unfiltered): neither the
+// stream nor the session in it reaches the client.
 func compressedStreamCases() []Case {
 	body := "event: endpoint\ndata: /mcp/messages?sessionId=" + upstreamSession + "\n\n"
 	return attacks([]Case{{
@@ -158,8 +159,8 @@ func compressedStreamCases() []Case {
 		Response:     [][2]string{{":status", "200"}, {"content-type", "text/event-stream"}, {"content-encoding", "br"}},
 		ResponseBody: []string{body},
 		ClientBody: func(got string) string {
-			if got != body {
-				return "a stream declared compressed must reach the client as it is"
+			if strings.Contains(got, upstreamSession) {
+				return "the compressed stream reached the client"
 			}
 			return ""
 		},
