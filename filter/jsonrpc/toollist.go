@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"strconv"
@@ -46,8 +47,10 @@ type ToolListFilter struct {
 	// cacheScope present is always set to "private".
 	ForcePrivate bool
 	// AnyID rewrites every response whose result has a tools member, whatever its id (the
-	// event-stream GET, where the filter has not seen the requests), and passes text that is
-	// not JSON as it is (no client reads it as a message).
+	// event-stream GET, where the filter has not seen the requests; a POST's answer, which
+	// may carry the answer to another POST's tools/list), and passes text that is not JSON
+	// as it is (no client reads it as a message). With IDs too, the responses to IDs are
+	// read as without AnyID, and a body that is not JSON is refused.
 	AnyID bool
 }
 
@@ -162,7 +165,7 @@ func RewriteToolLists(body []byte, f *ToolListFilter) (out []byte, res ToolListR
 	case tooDeep:
 		return nil, res, toolListError("nested deeper than " + strconv.Itoa(MaxDepth))
 	case invalidJSON:
-		if f.AnyID {
+		if f.AnyID && len(f.IDs) == 0 {
 			return body, res, nil
 		}
 		return nil, res, toolListError("not JSON")
@@ -175,7 +178,7 @@ func RewriteToolLists(body []byte, f *ToolListFilter) (out []byte, res ToolListR
 	var b []byte // the output, once something changed
 	done := 0    // text[:done] is in b
 	rewrite := func(i int) (int, error) {
-		n, at, result, err := readResponse(text[i:], f)
+		n, at, result, own, err := readResponse(text[i:], f)
 		if err != nil || result == "" {
 			return n, err
 		}
@@ -186,7 +189,7 @@ func RewriteToolLists(body []byte, f *ToolListFilter) (out []byte, res ToolListR
 		b = append(b, text[done:i+at]...)
 		out, err := appendResult(b, result, f, &res)
 		if err != nil {
-			if errors.Is(err, errNotAList) && f.AnyID {
+			if errors.Is(err, errNotAList) && !own {
 				b = b[:mark] // a result of another method: unchanged
 				return n, nil
 			}
@@ -224,10 +227,11 @@ func RewriteToolLists(body []byte, f *ToolListFilter) (out []byte, res ToolListR
 }
 
 // readResponse reads the message that starts s: the length of its text and, when it answers
-// one of f.IDs with a result, that result and where it starts in s ("" otherwise). Like
-// readMembers it refuses a duplicated member and a member named like one of messageFields
-// but for case.
-func readResponse(s string, f *ToolListFilter) (n, at int, result string, err error) {
+// one of f.IDs (own) or, with f.AnyID, any id with a result, that result and where it starts
+// in s ("" otherwise). Like readMembers it refuses a duplicated member and a member named
+// like one of messageFields but for case. A response to another id than f.IDs is read as
+// f.AnyID says: what is not a tools/list result passes.
+func readResponse(s string, f *ToolListFilter) (n, at int, result string, own bool, err error) {
 	var v [numMessageFields]string
 	m := newMembers(s)
 	for {
@@ -240,14 +244,14 @@ func readResponse(s string, f *ToolListFilter) (n, at int, result string, err er
 		if i < 0 {
 			for _, name := range messageFields {
 				if strings.EqualFold(key, name) {
-					return 0, 0, "", toolListError("member name differs from " + name + " only by case")
+					return 0, 0, "", false, toolListError("member name differs from " + name + " only by case")
 				}
 			}
 			m.value()
 			continue
 		}
 		if v[i] != "" {
-			return 0, 0, "", toolListError("duplicate member " + messageFields[i])
+			return 0, 0, "", false, toolListError("duplicate member " + messageFields[i])
 		}
 		if i == fResult {
 			at = m.i
@@ -256,26 +260,27 @@ func readResponse(s string, f *ToolListFilter) (n, at int, result string, err er
 	}
 	n = m.end
 	if v[fMethod] != "" || (v[fID] == "" && !f.AnyID) {
-		return n, 0, "", nil // a request or a notification of the server's
+		return n, 0, "", false, nil // a request or a notification of the server's
 	}
-	if !f.AnyID && !slices.Contains(f.IDs, IDKey(v[fID])) {
-		return n, 0, "", nil
+	own = v[fID] != "" && slices.Contains(f.IDs, IDKey(v[fID]))
+	if !f.AnyID && !own {
+		return n, 0, "", false, nil
 	}
 	switch {
-	case v[fResult] == "" && v[fError] == "" && f.AnyID:
-		return n, 0, "", nil
+	case v[fResult] == "" && v[fError] == "" && !own:
+		return n, 0, "", false, nil
 	case v[fResult] == "" && v[fError] == "":
-		return 0, 0, "", toolListError("response without result or error")
+		return 0, 0, "", own, toolListError("response without result or error")
 	case v[fResult] == "":
-		return n, 0, "", nil // an error answers the list: nothing to filter
+		return n, 0, "", own, nil // an error answers the list: nothing to filter
 	case v[fError] != "":
-		return 0, 0, "", toolListError("response with both result and error")
-	case !isObject(v[fResult]) && f.AnyID:
-		return n, 0, "", nil
+		return 0, 0, "", own, toolListError("response with both result and error")
+	case !isObject(v[fResult]) && !own:
+		return n, 0, "", false, nil
 	case !isObject(v[fResult]):
-		return 0, 0, "", toolListError("result is not an object")
+		return 0, 0, "", own, toolListError("result is not an object")
 	}
-	return n, at, v[fResult], nil
+	return n, at, v[fResult], own, nil
 }
 
 // appendResult appends the tools/list result obj to dst with the refused tools removed and
@@ -447,3 +452,21 @@ func (s *keySet) add(k string) bool {
 func ToolListErrorBody(id, requestID string) []byte {
 	return AppendErrorResponse(nil, id, CodeInternalError, MessageToolListRefused, requestID)
 }
+
+// MayHoldToolList reports whether body may hold a member named tools: the name itself, or a
+// string with a \u escape of one of its letters (t, o, l and s are \u0074, \u006f, \u006c
+// and \u0073; JSON has no other escape that makes a letter). A body without them holds no
+// tool list for any reader, so it need not be read (the cost of ordinary answers).
+func MayHoldToolList(body []byte) bool {
+	return bytes.Contains(body, toolsKey) || bytes.Contains(body, escape6) || bytes.Contains(body, escape7)
+}
+
+// MarkerOverlap is how many bytes of one chunk MayHoldToolList must see again with the next,
+// so that a name split between them is found.
+const MarkerOverlap = len(`"tools"`) - 1
+
+var (
+	toolsKey = []byte(`"tools"`)
+	escape6  = []byte(`\u006`)
+	escape7  = []byte(`\u007`)
+)

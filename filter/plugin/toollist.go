@@ -13,7 +13,12 @@ import (
 // Tool lists filtered by policy (docs/tool-lists.md). On an MCP server route, the response
 // to a tools/list request the filter let through lists only the tools the user may call:
 // each tool is evaluated as a tools/call of it, with the same identity, by the route policy.
-// Only responses to requests on this stream are rewritten, matched by JSON-RPC id (by value).
+// The responses to the tools/list requests of the stream are matched by JSON-RPC id (by
+// value); any other response whose result has tools, in the answer to any POST or on the
+// event-stream GET, is rewritten too: clients match responses by id across streams, so a
+// server may answer a tools/list in the stream of a later POST. Those other responses are
+// read only when the text may name tools (jsonrpc.MayHoldToolList), and an answer or event
+// over the bound that does not is passed on unread, watched for the name to its end.
 //
 //   - application/json: the body is held (Envoy buffers it) until it ends, then rewritten;
 //   - text/event-stream: events go on one by one as they complete, each read and rewritten
@@ -28,6 +33,7 @@ const (
 	tlJSON   // application/json, held until the end
 	tlSSE    // text/event-stream, rewritten event by event
 	tlRefuse // not readable: the body becomes the JSON-RPC error
+	tlPass   // application/json over the bound without tools: passed on, watched for the name
 )
 
 // toolListWatch is the state of a response whose tool lists the filter rewrites.
@@ -40,8 +46,14 @@ type toolListWatch struct {
 	dead    bool   // the list was refused: the rest of the body is dropped
 	private bool   // force cacheScope private (MCP 2026-07-28)
 	started bool   // tlSSE: the stream's first bytes were seen (byte order mark)
-	anyID   bool   // the event-stream GET: every tools result is rewritten, whatever its id
+	anyID   bool   // every tools result is rewritten, whatever its id
+	passing bool   // tlSSE: an event over the bound without tools is passed on unread
+	tail    []byte // tlPass, passing: the last bytes passed on, to find a name split by a chunk
 }
+
+// scan reports whether the watch rewrites only lists of other requests (no tools/list was
+// asked for on this stream): text that cannot name tools is not read.
+func (tl *toolListWatch) scan() bool { return tl.anyID && len(tl.ids) == 0 }
 
 // watchEventStreamLists rewrites the tool lists of an event-stream GET on an MCP server
 // route: a server may answer a request there (after a 202 to the POST, or replaying a stream
@@ -88,18 +100,16 @@ func (s *stream) stripAcceptEncoding() {
 }
 
 // watchToolLists remembers the tools/list requests of an allowed body whose responses the
-// filter rewrites.
+// filter rewrites; the answer to every allowed POST is watched for other tool lists.
 func (s *stream) watchToolLists() {
-	if s.route.Kind != pluginconf.KindServer || s.route.NoToolListFilter {
+	if s.route.Kind != pluginconf.KindServer || s.route.NoToolListFilter || !s.isPOST {
 		return
 	}
+	s.tl = &toolListWatch{anyID: true, private: s.mcpVersion >= "2026-07-28"}
 	for i := range s.messages {
 		m := &s.messages[i]
 		if m.Method != "tools/list" || m.ID == "" || m.Kind != jsonrpc.KindRequest {
 			continue
-		}
-		if s.tl == nil {
-			s.tl = &toolListWatch{private: s.mcpVersion >= "2026-07-28"}
 		}
 		s.tl.ids = append(s.tl.ids, jsonrpc.IDKey(m.ID))
 		s.tl.rawIDs = append(s.tl.rawIDs, m.ID)
@@ -148,6 +158,9 @@ func (s *stream) toolListHeaders(endOfStream bool) {
 		tl.mode = tlJSON
 	case sse:
 		tl.mode = tlSSE
+	case success && tl.scan():
+		tl.mode = tlNone // no media type: clients read no message in it
+		return
 	case success:
 		tl.mode = tlRefuse // no media type
 		s.h.SetResponseHeader("content-type", "application/json")
@@ -172,6 +185,13 @@ func (s *stream) toolListBody(bodySize int, endOfStream bool) Action {
 	case tlJSON:
 		tl.size = bodySize
 		if bodySize > jsonrpc.MaxToolListBytes {
+			body := s.h.ResponseBody(bodySize)
+			if tl.scan() && !jsonrpc.MayHoldToolList(body) {
+				// An answer to another request, too long to hold: passed on, watched.
+				tl.mode = tlPass
+				tl.tail = keepTail(nil, body)
+				return Continue
+			}
 			s.refuseToolList(bodySize, "response longer than the bound")
 			return Continue
 		}
@@ -182,8 +202,35 @@ func (s *stream) toolListBody(bodySize int, endOfStream bool) Action {
 		return Continue
 	case tlSSE:
 		s.toolListEvents(s.h.ResponseBody(bodySize), bodySize, endOfStream)
+	case tlPass:
+		chunk := s.h.ResponseBody(bodySize)
+		if jsonrpc.MayHoldToolList(append(tl.tail, chunk...)) {
+			s.dropRest(bodySize, "response longer than the bound names tools")
+			return Continue
+		}
+		tl.tail = keepTail(tl.tail, chunk)
 	}
 	return Continue
+}
+
+// dropRest drops the rest of a body whose beginning is passed on already: the client never
+// gets the end of the JSON text or of the event, so it reads no message from it.
+func (s *stream) dropRest(size int, why string) {
+	s.h.ReplaceResponseBody(size, nil)
+	s.toolListRefused(why)
+	s.tl.dead = true
+}
+
+// keepTail returns the last jsonrpc.MarkerOverlap bytes of tail+b, in tail's storage.
+func keepTail(tail, b []byte) []byte {
+	if len(b) >= jsonrpc.MarkerOverlap {
+		return append(tail[:0], b[len(b)-jsonrpc.MarkerOverlap:]...)
+	}
+	tail = append(tail, b...)
+	if len(tail) > jsonrpc.MarkerOverlap {
+		tail = append(tail[:0], tail[len(tail)-jsonrpc.MarkerOverlap:]...)
+	}
+	return tail
 }
 
 // OnResponseTrailers ends the response: a body the filter holds is rewritten now (Envoy
@@ -228,6 +275,33 @@ func (s *stream) toolListEvents(chunk []byte, size int, endOfStream bool) {
 	}
 	var out []byte
 	changed := len(data) != len(chunk)
+	if tl.passing {
+		// The rest of an event over the bound that named no tools so far.
+		seen := append(tl.tail, data...)
+		n := eventEnd(append([]byte("x"), seen...)) // the event has fields: "x" stands for them
+		if n >= 0 {
+			n = max(n-1-len(tl.tail), 0) // where the event ends in data
+		}
+		end := n
+		if end < 0 {
+			end = len(data)
+		}
+		if jsonrpc.MayHoldToolList(seen[:len(tl.tail)+end]) {
+			s.dropRest(size, "event longer than the bound names tools")
+			return
+		}
+		if n < 0 {
+			tl.tail = keepTail(tl.tail, data)
+			if changed {
+				s.h.ReplaceResponseBody(size, data)
+			}
+			return
+		}
+		tl.passing, tl.tail = false, nil
+		out = append(out, data[:n]...)
+		data = data[n:]
+		changed = true
+	}
 	if !tl.started {
 		// Event-stream readers drop a byte order mark that starts the stream; so does the
 		// filter, or the first field would not read as data to it while it does to them.
@@ -273,6 +347,13 @@ func (s *stream) toolListEvents(chunk []byte, size int, endOfStream bool) {
 		data = data[n:]
 	}
 	if len(data) > 0 {
+		if len(data) > jsonrpc.MaxToolListBytes && tl.scan() && !jsonrpc.MayHoldToolList(data) {
+			// An event over the bound that names no tools so far: passed on, watched.
+			out = append(out, data...)
+			tl.passing, tl.tail = true, keepTail(nil, data)
+			s.h.ReplaceResponseBody(size, out)
+			return
+		}
 		if len(data) > jsonrpc.MaxToolListBytes {
 			out = appendErrorEvent(out, s.toolListErrorBody())
 			s.toolListRefused("event longer than the bound")
@@ -333,6 +414,9 @@ func (s *stream) rewriteEvent(ev []byte) ([]byte, bool, error) {
 
 // rewriteLists rewrites the tool lists in one JSON-RPC body, counting what it did.
 func (s *stream) rewriteLists(body []byte) ([]byte, bool, error) {
+	if s.tl.scan() && !jsonrpc.MayHoldToolList(body) {
+		return body, false, nil // names no tools: read by no client as a list
+	}
 	in := s.bundle.input
 	in.MCPMethod = policy.MethodToolsCall
 	f := jsonrpc.ToolListFilter{

@@ -186,14 +186,16 @@ func toolListCases() []Case {
 			Want: Want{CheckCalls: 1, Counters: filtered},
 		},
 		{
-			Name:     "ToolListBatchFiltersEveryListAndPassesOtherResponses",
+			// The answer to ping has result.tools: clients cannot tell it from a list, so it is
+			// filtered too (a list for another id is the smuggling attack, cases_toollist_smuggle.go).
+			Name:     "ToolListBatchFiltersEveryListAndEveryResultWithTools",
 			Request:  post(mcp, "/mcp", `[{"jsonrpc":"2.0","id":"a","method":"tools/list"},{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":"page-2"}}]`, alice),
 			Response: jsonResponse, ResponseBody: []string{`[` + listTools(`"a"`, "") + `,{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"delete_everything"}]}},` + listTools("4", "") + `]`},
 			ClientBody: func(body string) string {
-				if !strings.Contains(body, `{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"delete_everything"}]}}`) {
-					return "the response to ping was changed"
+				if !strings.Contains(body, `{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}`) {
+					return "the tools in the response to ping were not filtered"
 				}
-				if got := strings.Count(body, "delete_everything"); got != 1 {
+				if strings.Contains(body, "delete_everything") {
 					return "delete_everything left in a list"
 				}
 				return ""
@@ -207,10 +209,10 @@ func toolListCases() []Case {
 			Want:       Want{CheckCalls: 1, Counters: filtered},
 		},
 		{
-			Name: "ToolListResponseToAnotherIDPassesUnchanged", Request: list,
+			Name: "ToolListResponseToAnotherIDIsFilteredToo", Request: list,
 			Response: jsonResponse, ResponseBody: []string{listTools(`"two"`, "")},
-			ClientBody: listsExactly("echo", "delete_everything", "add"),
-			Want:       Want{CheckCalls: 1},
+			ClientBody: listsExactly("echo", "add"),
+			Want:       Want{CheckCalls: 1, Counters: filtered},
 		},
 		{
 			Name: "ToolListErrorResponsePassesUnchanged", Request: list,
