@@ -53,9 +53,11 @@ func matchRedirectURI(registered []string, requested string) bool {
 // the query it already has (RFC 6749 §3.1.2).
 func withQuery(redirectURI string, params url.Values) string {
 	sep := "?"
-	if strings.Contains(redirectURI, "?") {
+	if i := strings.IndexByte(redirectURI, '?'); i >= 0 {
+		// The query is what follows the first "?": append to it with "&" unless it is empty or
+		// already ends with one ("cb??" has the query "?", so the result is "cb??&code=…").
 		sep = "&"
-		if strings.HasSuffix(redirectURI, "?") || strings.HasSuffix(redirectURI, "&") {
+		if q := redirectURI[i+1:]; q == "" || strings.HasSuffix(q, "&") {
 			sep = ""
 		}
 	}
