@@ -40,21 +40,11 @@ type connectState struct {
 
 // Connect serves GET paths.Connect on mcp.server route hosts: ?redirect_url=…[&route=…].
 func (s *Service) Connect(w http.ResponseWriter, r *http.Request) {
-	h := hosts.MustFromContext(r.Context())
-	q := r.URL.Query()
-	ret, rts, ok := s.parseTarget(w, r, h, q)
+	h, q, ret, rts, sess, ok := s.signedInTarget(w, r, paths.Connect)
 	if !ok {
 		return
 	}
-	sess, err := s.sessions.Current(r)
-	if err != nil {
-		s.internalError(w, r, "read session", err)
-		return
-	}
-	if sess == nil {
-		s.sessions.RedirectToSignIn(w, r, paths.Connect+"?"+q.Encode())
-		return
-	}
+	var err error
 	var todo []*Route
 	if q.Has("route") {
 		if !Allowed(rts[0], sess) {
@@ -71,6 +61,27 @@ func (s *Service) Connect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.start(w, r, sess, h, todo, ret)
+}
+
+// signedInTarget reads the target of a connect or disconnect GET (parseTarget) and the
+// signed-in session; a browser without one is sent to sign in and come back to path with the
+// same query. ok is false when the request has been answered.
+func (s *Service) signedInTarget(w http.ResponseWriter, r *http.Request, path string) (h *hosts.Host, q url.Values, ret string, rts []*Route, sess *store.Session, ok bool) {
+	h = hosts.MustFromContext(r.Context())
+	q = r.URL.Query()
+	if ret, rts, ok = s.parseTarget(w, r, h, q); !ok {
+		return
+	}
+	sess, err := s.sessions.Current(r)
+	if err != nil {
+		s.internalError(w, r, "read session", err)
+		return h, q, ret, rts, nil, false
+	}
+	if sess == nil {
+		s.sessions.RedirectToSignIn(w, r, path+"?"+q.Encode())
+		return h, q, ret, rts, nil, false
+	}
+	return h, q, ret, rts, sess, true
 }
 
 // parseTarget checks redirect_url and route of a connect or disconnect request, answering a

@@ -15,19 +15,8 @@ import (
 // DisconnectPage serves GET paths.Disconnect on mcp.server route hosts:
 // ?redirect_url=…[&route=…].
 func (s *Service) DisconnectPage(w http.ResponseWriter, r *http.Request) {
-	h := hosts.MustFromContext(r.Context())
-	q := r.URL.Query()
-	ret, rts, ok := s.parseTarget(w, r, h, q)
+	_, q, ret, rts, _, ok := s.signedInTarget(w, r, paths.Disconnect)
 	if !ok {
-		return
-	}
-	sess, err := s.sessions.Current(r)
-	if err != nil {
-		s.internalError(w, r, "read session", err)
-		return
-	}
-	if sess == nil {
-		s.sessions.RedirectToSignIn(w, r, paths.Disconnect+"?"+q.Encode())
 		return
 	}
 	var names []string
