@@ -1,19 +1,14 @@
 package gatewaytest
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
-	"net"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mcpmesh/gateway/shared/config"
-	"github.com/mcpmesh/gateway/tokensvc/server"
 	"github.com/mcpmesh/gateway/wasmtest/e2e/harness"
-	"github.com/mcpmesh/gateway/wasmtest/gateway"
-	"github.com/mcpmesh/gateway/wasmtest/wasmbuild"
 )
 
 // TestConformance_AuthorizationServer runs the conformance suite's (0.2.0-alpha.12)
@@ -53,22 +48,7 @@ mcp_clients:
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	logger := slog.New(slog.NewTextHandler(&testWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ts, err := server.New(ctx, cfg, server.WithLogger(logger))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	gw, err := gateway.New(ctx, gateway.Options{Config: cfg, Module: wasmbuild.Module(t), Logger: logger,
-		TokenService: gateway.TokenService{Public: ts.PublicHandler(), Internal: ts.InternalHandler()}})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = gw.Serve(ctx, []net.Listener{authL, mcpL}) }()
-	t.Cleanup(func() { cancel(); <-done; gw.Close(); ts.Close() })
+	startProviderGateway(t, cfg, io.Discard, &testWriter{t: t}, authL, mcpL)
 
 	res, err := harness.RunAuthorizationConformance(t, harness.AuthorizationConformanceOptions{
 		Issuer: issuer, ClientID: "conformance-suite", Resource: mcpURL, Browser: harness.NewBrowser()})

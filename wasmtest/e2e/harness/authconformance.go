@@ -101,14 +101,7 @@ func RunAuthorizationConformance(t testing.TB, opts AuthorizationConformanceOpti
 	default:
 		return res, fmt.Errorf("conformance: run suite: %w\n%s", runErr, tail(res.Output, 8<<10))
 	}
-	m := totalLine.FindAllStringSubmatch(res.Output, -1)
-	if len(m) == 0 {
-		return res, fmt.Errorf("conformance: no totals line in the output (exit %d):\n%s", res.ExitCode, tail(res.Output, 8<<10))
-	}
-	last := m[len(m)-1]
-	res.Passed, _ = strconv.Atoi(last[1])
-	res.Failed, _ = strconv.Atoi(last[2])
-	return res, nil
+	return res, res.readTotals()
 }
 
 type writerFunc func([]byte) (int, error)

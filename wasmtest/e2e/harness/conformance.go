@@ -137,13 +137,9 @@ func RunConformanceWith(t testing.TB, opts ConformanceOptions) (*ConformanceResu
 	default:
 		return res, fmt.Errorf("conformance: run suite: %w\n%s", runErr, tail(res.Output, 8<<10))
 	}
-	m := totalLine.FindAllStringSubmatch(res.Output, -1)
-	if len(m) == 0 {
-		return res, fmt.Errorf("conformance: no totals line in the output (exit %d):\n%s", res.ExitCode, tail(res.Output, 8<<10))
+	if err := res.readTotals(); err != nil {
+		return res, err
 	}
-	last := m[len(m)-1]
-	res.Passed, _ = strconv.Atoi(last[1])
-	res.Failed, _ = strconv.Atoi(last[2])
 	summary := res.Output
 	if i := strings.LastIndex(summary, "=== SUMMARY ==="); i >= 0 {
 		summary = summary[i:]
@@ -154,4 +150,16 @@ func RunConformanceWith(t testing.TB, opts ConformanceOptions) (*ConformanceResu
 		res.Scenarios[sm[1]] = ScenarioCount{Passed: p, Failed: f}
 	}
 	return res, nil
+}
+
+// readTotals reads the suite's last "Total: N passed, M failed" line into r.
+func (r *ConformanceResult) readTotals() error {
+	m := totalLine.FindAllStringSubmatch(r.Output, -1)
+	if len(m) == 0 {
+		return fmt.Errorf("conformance: no totals line in the output (exit %d):\n%s", r.ExitCode, tail(r.Output, 8<<10))
+	}
+	last := m[len(m)-1]
+	r.Passed, _ = strconv.Atoi(last[1])
+	r.Failed, _ = strconv.Atoi(last[2])
+	return nil
 }
