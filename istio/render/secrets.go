@@ -241,18 +241,27 @@ func dsnHasPassword(dsn string) bool { return stripDSNPassword(dsn) != dsn }
 // stripDSNPassword removes the password of a PostgreSQL connection string (URL or key=value
 // form).
 func stripDSNPassword(dsn string) string {
+	dsn = strings.TrimSpace(dsn)
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
 		u, err := url.Parse(dsn)
 		if err != nil {
 			return dsn
 		}
+		changed := false
 		if _, ok := u.User.Password(); ok {
 			u.User = url.User(u.User.Username())
+			changed = true
 		}
 		q := u.Query()
 		if q.Has("password") {
 			q.Del("password")
 			u.RawQuery = q.Encode()
+			changed = true
+		}
+		if !changed {
+			// Re-serialising could change a URL that holds nothing to strip ("postgres://"
+			// becomes "postgres:"); leave it exactly as written.
+			return dsn
 		}
 		return u.String()
 	}
