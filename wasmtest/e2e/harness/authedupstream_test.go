@@ -140,3 +140,40 @@ func TestAuthedUpstream_TSClientDirect(t *testing.T) {
 		})
 	}
 }
+
+// TestAuthedUpstream_Refusals: what the upstream's authorization server refuses, seen by the
+// TypeScript SDK client.
+func TestAuthedUpstream_Refusals(t *testing.T) {
+	t.Parallel()
+	t.Run("revoked at the authorization server: refresh gets invalid_grant", func(t *testing.T) {
+		t.Parallel()
+		up := StartAuthedUpstream(t, AuthedUpstreamOptions{})
+		res, err := RunTSClient(t, ClientOptions{URL: up.MCP, Tool: "whoami", BeforeRefresh: func() { up.Revoke(t, "alice") }})
+		t.Logf("flow error: %v", err)
+		if err == nil || res.RefreshError != "invalid_grant" || res.Refreshed {
+			t.Errorf("flow error %v, refresh error %q, refreshed %v; want the refresh refused with invalid_grant", err, res.RefreshError, res.Refreshed)
+		}
+	})
+	t.Run("cimd: a document whose client_id is another URL", func(t *testing.T) {
+		t.Parallel()
+		doc := startCIMDServer(t, func(u string) string { return u + "?other" })
+		up := StartAuthedUpstream(t, AuthedUpstreamOptions{Mode: UpstreamCIMD, Env: []string{"NODE_EXTRA_CA_CERTS=" + doc.CAFile}})
+		res, err := RunTSClient(t, ClientOptions{URL: up.MCP, Tool: "whoami", ClientMetadataURL: doc.URL, NoRefresh: true})
+		t.Logf("flow error: %v", err)
+		if err == nil || !strings.Contains(res.Error, "invalid_client_metadata") {
+			t.Errorf("flow error %v (%q), want invalid_client_metadata", err, res.Error)
+		}
+		if doc.fetches.Load() == 0 {
+			t.Error("the authorization server never fetched the document")
+		}
+	})
+	t.Run("cimd: a client without a document cannot register", func(t *testing.T) {
+		t.Parallel()
+		up := StartAuthedUpstream(t, AuthedUpstreamOptions{Mode: UpstreamCIMD})
+		res, err := RunTSClient(t, ClientOptions{URL: up.MCP, Tool: "whoami", NoRefresh: true})
+		t.Logf("flow error: %v", err)
+		if err == nil || res.Registered || !strings.Contains(res.Error, "registration") {
+			t.Errorf("flow error %v (%q), registered %v; want no registration", err, res.Error, res.Registered)
+		}
+	})
+}

@@ -79,8 +79,10 @@
 //     offline_access needed), has a revocation endpoint, and registers clients in one mode:
 //     [UpstreamDCR] (open dynamic registration only) or [UpstreamCIMD] (oidc-provider's
 //     client ID metadata documents only: https URL client IDs; give the Node process
-//     NODE_EXTRA_CA_CERTS through AuthedUpstreamOptions.Env for a test CA). Tokens of a revoked
-//     grant are refused at once. [AuthedUpstream.Requests] returns what /mcp received (status,
+//     NODE_EXTRA_CA_CERTS through AuthedUpstreamOptions.Env for a test CA). A client gets
+//     refresh tokens only with refresh_token in its grant_types, and only scopes within the
+//     scope it registered with (register "mcp admin" to step up later). Tokens of a revoked
+//     grant (revocation endpoint, Revoke) are refused at once. [AuthedUpstream.Requests] returns what /mcp received (status,
 //     WWW-Authenticate, the caller's sub and scopes); Revoke and LoginAs are test hooks.
 //     Baseline with no gateway (TestAuthedUpstream_TSClientDirect): the TypeScript SDK client
 //     (ClientOptions.ClientMetadataURL for a document) signs in, calls whoami as alice with

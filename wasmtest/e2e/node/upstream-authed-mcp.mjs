@@ -16,6 +16,11 @@
 //                    client_id_metadata_document_supported: true): a client_id that is an https
 //                    URL is fetched, its client_id must equal the URL, no shared secrets; no
 //                    registration endpoint, so a client has to use a document.
+//     As oidc-provider does, a client registered with a scope (RFC 7591 "scope") may later ask
+//     only for scopes within it: a client that registered with "mcp" and steps up to
+//     "mcp admin" gets invalid_scope; register with every scope of scopes_supported (or none).
+//     Refresh tokens need "refresh_token" in the client's grant_types (registration defaults
+//     grant_types to authorization_code only).
 //   - the MCP server: the official TypeScript SDK (McpServer, Streamable HTTP, stateless) at
 //     http://127.0.0.1:B/mcp behind the SDK's requireBearerAuth, with mcpAuthMetadataRouter
 //     serving protected resource metadata (RFC 9728) at
