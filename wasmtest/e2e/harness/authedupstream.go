@@ -36,6 +36,10 @@ type AuthedUpstreamOptions struct {
 	Scope, ExtraScope string
 	// AccessTokenTTL and RefreshTokenTTL default to 1h and 24h.
 	AccessTokenTTL, RefreshTokenTTL time.Duration
+	// LoopbackHTTPClientIDs (UpstreamCIMD only) also accepts client IDs that are http URLs
+	// on 127.0.0.1 as client ID metadata documents, for a gateway on plain loopback http
+	// (oidc-provider's own support takes https URLs only).
+	LoopbackHTTPClientIDs bool
 	// Env are extra environment variables of the Node process, e.g.
 	// NODE_EXTRA_CA_CERTS=<PEM file> so that it can fetch client ID metadata documents from an
 	// https server signed by a test CA.
@@ -109,6 +113,9 @@ func StartAuthedUpstream(t testing.TB, opts AuthedUpstreamOptions) *AuthedUpstre
 	}
 	if opts.RefreshTokenTTL > 0 {
 		cfg["refreshTokenTTL"] = int64(opts.RefreshTokenTTL / time.Second)
+	}
+	if opts.LoopbackHTTPClientIDs {
+		cfg["loopbackHttpClientIds"] = true
 	}
 	raw, err := json.Marshal(cfg)
 	if err != nil {

@@ -79,7 +79,9 @@
 //     offline_access needed), has a revocation endpoint, and registers clients in one mode:
 //     [UpstreamDCR] (open dynamic registration only) or [UpstreamCIMD] (oidc-provider's
 //     client ID metadata documents only: https URL client IDs; give the Node process
-//     NODE_EXTRA_CA_CERTS through AuthedUpstreamOptions.Env for a test CA). A client gets
+//     NODE_EXTRA_CA_CERTS through AuthedUpstreamOptions.Env for a test CA;
+//     AuthedUpstreamOptions.LoopbackHTTPClientIDs also takes http://127.0.0.1 document URLs,
+//     for a gateway on plain loopback http). A client gets
 //     refresh tokens only with refresh_token in its grant_types, and only scopes within the
 //     scope it registered with (register "mcp admin" to step up later). Tokens of a revoked
 //     grant (revocation endpoint, Revoke) are refused at once. [AuthedUpstream.Requests] returns what /mcp received (status,

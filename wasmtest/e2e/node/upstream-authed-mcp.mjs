@@ -16,6 +16,10 @@
 //                    client_id_metadata_document_supported: true): a client_id that is an https
 //                    URL is fetched, its client_id must equal the URL, no shared secrets; no
 //                    registration endpoint, so a client has to use a document.
+//                    With loopbackHttpClientIds, a client_id that is an http URL on 127.0.0.1
+//                    is fetched as a document too (oidc-provider takes https only), for a
+//                    gateway on plain loopback http: it must be a JSON object whose client_id
+//                    is that URL, with token_endpoint_auth_method none and no client_secret.
 //     As oidc-provider does, a client registered with a scope (RFC 7591 "scope") may later ask
 //     only for scopes within it: a client that registered with "mcp" and steps up to
 //     "mcp admin" gets invalid_scope; register with every scope of scopes_supported (or none).
@@ -42,6 +46,7 @@
 //   scope           the scope every request needs (default "mcp").
 //   extraScope      the scope whoami_admin needs in addition (default "admin").
 //   accessTokenTTL, refreshTokenTTL   seconds (defaults 3600, 86400).
+//   loopbackHttpClientIds  mode "cimd": also accept http://127.0.0.1:PORT/… document URLs.
 //   adminToken      if set, /test/* on the authorization server requires
 //                   "Authorization: Bearer <adminToken>".
 //
@@ -59,6 +64,7 @@ import http from 'node:http';
 import express from 'express';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import Provider, { errors } from 'oidc-provider';
+import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
@@ -114,7 +120,46 @@ function signingKey() {
   return { ...privateKey.export({ format: 'jwk' }), kid: crypto.randomBytes(8).toString('hex'), alg: 'RS256', use: 'sig' };
 }
 
+// LoopbackDocuments is oidc-provider's in-memory storage, except that (with
+// loopbackHttpClientIds) a Client looked up by an http://127.0.0.1 URL is that URL's client ID
+// metadata document.
+class LoopbackDocuments extends MemoryAdapter {
+  async find(id) {
+    if (this.model === 'Client' && cfg.loopbackHttpClientIds && mode === 'cimd' && /^http:\/\/127\.0\.0\.1:\d+\/[^?#]*$/.test(id)) {
+      return fetchLoopbackDocument(id);
+    }
+    return super.find(id);
+  }
+}
+
+async function fetchLoopbackDocument(id) {
+  const refuse = (why) => {
+    process.stderr.write(`upstream: client ID metadata document ${id}: ${why}\n`);
+    return undefined;
+  };
+  let res;
+  try {
+    res = await fetch(id, { redirect: 'manual', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(2500) });
+  } catch (err) {
+    return refuse(`fetch: ${err.message}`);
+  }
+  const text = await res.text();
+  if (res.status !== 200) return refuse(`status ${res.status}`);
+  if (text.length > 5 * 1024) return refuse('larger than 5 KiB');
+  let doc;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return refuse('not JSON');
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return refuse('not a JSON object');
+  if (doc.client_id !== id) return refuse(`client_id ${JSON.stringify(doc.client_id)} is not the document's URL`);
+  if ('client_secret' in doc || (doc.token_endpoint_auth_method ?? 'none') !== 'none') return refuse('not a public client');
+  return doc;
+}
+
 const provider = new Provider(issuer, {
+  adapter: LoopbackDocuments,
   jwks: { keys: [signingKey()] },
   cookies: { keys: [crypto.randomBytes(32).toString('hex')] },
   findAccount: (_ctx, id) => (users.has(id) ? { accountId: id, claims: async () => ({ ...users.get(id) }) } : undefined),

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -14,9 +15,11 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// upstreamGrant signs alice in at an UpstreamDCR upstream with a plain OAuth client (dynamic
-// registration, PKCE, resource) and returns the client ID, the token and the AS metadata.
-func upstreamGrant(t *testing.T, ctx context.Context, up *AuthedUpstream, scope string) (string, *oauth2.Token, map[string]any) {
+// upstreamGrant signs alice in at up with a plain OAuth client (PKCE, resource) and returns
+// the client ID, the token and the AS metadata. With clientID "" it registers a client
+// (UpstreamDCR); otherwise clientID is a client ID metadata document URL whose document lists
+// redirect.
+func upstreamGrant(t *testing.T, ctx context.Context, up *AuthedUpstream, scope, clientID, redirect string) (string, *oauth2.Token, map[string]any) {
 	t.Helper()
 	var meta map[string]any
 	getJSON(t, ctx, up.Issuer+"/.well-known/openid-configuration", &meta)
@@ -27,15 +30,16 @@ func upstreamGrant(t *testing.T, ctx context.Context, up *AuthedUpstream, scope 
 		}
 		return s
 	}
-	const redirect = "http://127.0.0.1/harness-callback"
-	reg := postJSON(t, ctx, endpoint("registration_endpoint"), map[string]any{
-		"redirect_uris":              []string{redirect},
-		"grant_types":                []string{"authorization_code", "refresh_token"},
-		"token_endpoint_auth_method": "none",
-		"application_type":           "native",
-		"scope":                      scope,
-	})
-	clientID, _ := reg["client_id"].(string)
+	if clientID == "" {
+		reg := postJSON(t, ctx, endpoint("registration_endpoint"), map[string]any{
+			"redirect_uris":              []string{redirect},
+			"grant_types":                []string{"authorization_code", "refresh_token"},
+			"token_endpoint_auth_method": "none",
+			"application_type":           "native",
+			"scope":                      scope,
+		})
+		clientID, _ = reg["client_id"].(string)
+	}
 	cfg := oauth2.Config{
 		ClientID:    clientID,
 		Endpoint:    oauth2.Endpoint{AuthURL: endpoint("authorization_endpoint"), TokenURL: endpoint("token_endpoint"), AuthStyle: oauth2.AuthStyleInParams},
@@ -135,7 +139,7 @@ func TestAuthedUpstream_RevocationEndpoint(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	up := StartAuthedUpstream(t, AuthedUpstreamOptions{})
-	clientID, tok, meta := upstreamGrant(t, ctx, up, "mcp admin")
+	clientID, tok, meta := upstreamGrant(t, ctx, up, "mcp admin", "", "http://127.0.0.1/harness-callback")
 	if got := tok.Extra("scope"); got != "mcp admin" {
 		t.Errorf("granted scope %v, want \"mcp admin\"", got)
 	}
@@ -159,5 +163,47 @@ func TestAuthedUpstream_RevocationEndpoint(t *testing.T) {
 	status, out = postForm(t, ctx, token, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}, "client_id": {clientID}, "resource": {up.MCP}})
 	if status != http.StatusBadRequest || out["error"] != "invalid_grant" {
 		t.Errorf("refresh after revocation: %d %v, want 400 invalid_grant", status, out)
+	}
+}
+
+// TestAuthedUpstream_LoopbackHTTPDocument: with LoopbackHTTPClientIDs, a client ID metadata
+// document on plain http://127.0.0.1 is a client (as a gateway on loopback http serves it);
+// without it, the same client_id is unknown.
+func TestAuthedUpstream_LoopbackHTTPDocument(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var docURL string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"client_id":                  docURL,
+			"redirect_uris":              []string{docURL + "/callback"},
+			"grant_types":                []string{"authorization_code", "refresh_token"},
+			"response_types":             []string{"code"},
+			"token_endpoint_auth_method": "none",
+		})
+	}))
+	t.Cleanup(srv.Close)
+	docURL = srv.URL + "/client"
+
+	up := StartAuthedUpstream(t, AuthedUpstreamOptions{Mode: UpstreamCIMD, LoopbackHTTPClientIDs: true})
+	_, tok, _ := upstreamGrant(t, ctx, up, "mcp", docURL, docURL+"/callback")
+	status, _, body := mcpPost(t, ctx, up, tok.AccessToken, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`)
+	if status != http.StatusOK || !strings.Contains(body, `\"client_id\":\"`+docURL+`\"`) {
+		t.Errorf("whoami: %d %s, want the document URL as client_id", status, body)
+	}
+
+	strict := StartAuthedUpstream(t, AuthedUpstreamOptions{Mode: UpstreamCIMD})
+	u, err := url.Parse(strict.Issuer + "/auth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.RawQuery = url.Values{"client_id": {docURL}, "redirect_uri": {docURL + "/callback"}, "response_type": {"code"}, "scope": {"mcp"},
+		"code_challenge": {oauth2.S256ChallengeFromVerifier(oauth2.GenerateVerifier())}, "code_challenge_method": {"S256"}, "resource": {strict.MCP}}.Encode()
+	_, err = NewBrowser().Authorize(ctx, u.String(), docURL+"/callback")
+	t.Logf("without LoopbackHTTPClientIDs: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "invalid_client") {
+		t.Errorf("sign-in with an http document URL without LoopbackHTTPClientIDs: %v, want invalid_client", err)
 	}
 }
