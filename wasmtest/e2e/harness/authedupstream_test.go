@@ -65,32 +65,45 @@ func callerOf(t *testing.T, name string, r *ToolCallResult) UpstreamCaller {
 	return c
 }
 
-// TestAuthedUpstream_TSClientDirect is the baseline of the upstream-discovery tests: the
-// official TypeScript SDK client against upstream-authed-mcp.mjs with no gateway, in both
-// registration modes.
-func TestAuthedUpstream_TSClientDirect(t *testing.T) {
+// TestAuthedUpstream_Direct is the baseline of the upstream-discovery tests: official SDK
+// clients against upstream-authed-mcp.mjs with no gateway. Each signs in (401, discovery,
+// registration or a client ID metadata document, PKCE with the resource), calls whoami as
+// alice with scope mcp, refreshes, and calls whoami_admin, which needs scope admin too: the
+// upstream answers 403 insufficient_scope. The Go SDK then steps up (a new authorization for
+// "mcp admin") and the call succeeds; the TypeScript SDK 1.32.2 only refreshes (a refresh
+// cannot add a scope) and gives up with "Server returned 403 after trying upscoping".
+func TestAuthedUpstream_Direct(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{UpstreamDCR, UpstreamCIMD} {
-		t.Run(mode, func(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mode   string
+		run    func(testing.TB, ClientOptions) (*ClientResult, error)
+		stepUp bool
+	}{
+		{"typescript/dcr", UpstreamDCR, RunTSClient, false},
+		{"typescript/cimd", UpstreamCIMD, RunTSClient, false},
+		{"go/dcr", UpstreamDCR, RunGoClient, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			opts := ClientOptions{Tool: "whoami", DeniedTool: "whoami_admin"}
 			var doc *cimdServer
 			var up *AuthedUpstream
-			if mode == UpstreamCIMD {
+			if tc.mode == UpstreamCIMD {
 				doc = startCIMDServer(t, func(u string) string { return u })
-				up = StartAuthedUpstream(t, AuthedUpstreamOptions{Mode: mode, Env: []string{"NODE_EXTRA_CA_CERTS=" + doc.CAFile}})
+				up = StartAuthedUpstream(t, AuthedUpstreamOptions{Mode: tc.mode, Env: []string{"NODE_EXTRA_CA_CERTS=" + doc.CAFile}})
 				opts.ClientMetadataURL = doc.URL
 			} else {
 				up = StartAuthedUpstream(t, AuthedUpstreamOptions{})
 			}
 			opts.URL = up.MCP
-			res, err := RunTSClient(t, opts)
+			res, err := tc.run(t, opts)
 			if err != nil {
 				t.Fatalf("%v\nbrowser: %v", err, res.Browser)
 			}
 			t.Logf("steps %v, client %q, authorization %v", res.Steps, res.ClientID, res.AuthorizationParams)
 
-			if mode == UpstreamCIMD {
+			if tc.mode == UpstreamCIMD {
 				if res.Registered || res.ClientID != doc.URL {
 					t.Errorf("client_id %q (registered %v), want the document URL %q", res.ClientID, res.Registered, doc.URL)
 				}
@@ -100,42 +113,53 @@ func TestAuthedUpstream_TSClientDirect(t *testing.T) {
 			} else if !res.Registered || strings.HasPrefix(res.ClientID, "https://") {
 				t.Errorf("client_id %q (registered %v), want a dynamically registered one", res.ClientID, res.Registered)
 			}
-			for k, want := range map[string]string{"resource": up.MCP, "scope": "mcp", "code_challenge_method": "S256"} {
-				if got := res.AuthorizationParams[k]; got != want {
-					t.Errorf("authorization request %s=%q, want %q", k, got, want)
+			if res.AuthorizationParams != nil { // the TypeScript client reports them
+				for k, want := range map[string]string{"resource": up.MCP, "code_challenge_method": "S256"} {
+					if got := res.AuthorizationParams[k]; got != want {
+						t.Errorf("authorization request %s=%q, want %q", k, got, want)
+					}
 				}
 			}
-			for name, call := range map[string]*ToolCallResult{"whoami": res.Call, "whoami after refresh": res.CallAfterRefresh} {
-				c := callerOf(t, name, call)
-				if c.Sub != "alice" || !slices.Equal(c.Scopes, []string{"mcp"}) || c.ClientID != res.ClientID || c.Resource != up.MCP {
-					t.Errorf("%s: upstream saw %+v, want alice with scopes [mcp], client %q, resource %q", name, c, res.ClientID, up.MCP)
-				}
+			first := callerOf(t, "whoami", res.Call)
+			if first.Sub != "alice" || !slices.Equal(first.Scopes, []string{"mcp"}) || first.Resource != up.MCP {
+				t.Errorf("whoami: upstream saw %+v, want alice with scopes [mcp] for %s", first, up.MCP)
+			}
+			if tc.mode == UpstreamCIMD && first.ClientID != doc.URL {
+				t.Errorf("whoami: client_id %q, want %q", first.ClientID, doc.URL)
+			}
+			if again := callerOf(t, "whoami after refresh", res.CallAfterRefresh); again.Sub != "alice" {
+				t.Errorf("whoami after refresh: upstream saw %+v, want alice", again)
 			}
 			if !res.Refreshed || !res.RefreshTokenRotated {
 				t.Errorf("refreshed %v, refresh token rotated %v; want both", res.Refreshed, res.RefreshTokenRotated)
 			}
-			if res.DeniedCall != nil || !strings.Contains(res.DeniedCallError, "403") {
+			if tc.stepUp {
+				if admin := callerOf(t, "whoami_admin", res.DeniedCall); admin.Sub != "alice" || !slices.Equal(admin.Scopes, []string{"mcp", "admin"}) {
+					t.Errorf("whoami_admin after step-up: upstream saw %+v, want alice with scopes [mcp admin]", admin)
+				}
+			} else if res.DeniedCall != nil || !strings.Contains(res.DeniedCallError, "403") {
 				t.Errorf("whoami_admin with scope mcp: result %+v, error %q; want a 403 error", res.DeniedCall, res.DeniedCallError)
 			}
 
 			reqs := up.Requests(t)
 			if len(reqs) == 0 || reqs[0].Status != http.StatusUnauthorized ||
-				!strings.Contains(reqs[0].WWWAuthenticate, `resource_metadata="`+up.ResourceMetadata+`"`) {
-				t.Errorf("first upstream request %+v, want 401 naming resource_metadata %s", reqs[:min(1, len(reqs))], up.ResourceMetadata)
+				!strings.Contains(reqs[0].WWWAuthenticate, `resource_metadata="`+up.ResourceMetadata+`"`) ||
+				!strings.Contains(reqs[0].WWWAuthenticate, `scope="mcp"`) {
+				t.Errorf("first upstream request %+v, want 401 naming scope mcp and resource_metadata %s", reqs[:min(1, len(reqs))], up.ResourceMetadata)
 			}
-			var admin403 int
+			var admin []UpstreamRequest
 			for _, r := range reqs {
-				if r.Tool != "whoami_admin" {
-					continue
+				if r.Tool == "whoami_admin" {
+					admin = append(admin, r)
 				}
-				if r.Status != http.StatusForbidden || !strings.Contains(r.WWWAuthenticate, `error="insufficient_scope"`) ||
-					!strings.Contains(r.WWWAuthenticate, `scope="mcp admin"`) {
-					t.Errorf("whoami_admin request %+v, want 403 insufficient_scope with scope \"mcp admin\"", r)
-				}
-				admin403++
 			}
-			if admin403 == 0 {
-				t.Error("the upstream never saw the whoami_admin call")
+			if len(admin) == 0 || admin[0].Status != http.StatusForbidden ||
+				!strings.Contains(admin[0].WWWAuthenticate, `error="insufficient_scope"`) ||
+				!strings.Contains(admin[0].WWWAuthenticate, `scope="mcp admin"`) {
+				t.Errorf("whoami_admin requests %+v, want a first 403 insufficient_scope with scope \"mcp admin\"", admin)
+			}
+			if stepped := len(admin) > 0 && admin[len(admin)-1].Status == http.StatusOK; stepped != tc.stepUp {
+				t.Errorf("whoami_admin requests %+v: last one succeeded %v, want %v", admin, stepped, tc.stepUp)
 			}
 		})
 	}

@@ -86,9 +86,11 @@
 //     scope it registered with (register "mcp admin" to step up later). Tokens of a revoked
 //     grant (revocation endpoint, Revoke) are refused at once. [AuthedUpstream.Requests] returns what /mcp received (status,
 //     WWW-Authenticate, the caller's sub and scopes); Revoke and LoginAs are test hooks.
-//     Baseline with no gateway (TestAuthedUpstream_TSClientDirect): the TypeScript SDK client
-//     (ClientOptions.ClientMetadataURL for a document) signs in, calls whoami as alice with
-//     scope mcp, refreshes, and gets a 403 error for whoami_admin, in both modes.
+//     Baseline with no gateway (TestAuthedUpstream_Direct): the TypeScript SDK client, in both
+//     modes (ClientOptions.ClientMetadataURL for a document), and the Go SDK client (DCR) sign
+//     in, call whoami as alice with scope mcp and refresh; for whoami_admin the Go client steps
+//     up (a new authorization for "mcp admin") and succeeds, while the TypeScript SDK 1.32.2
+//     only refreshes and fails with "Server returned 403 after trying upscoping".
 //   - [StartChromium] runs Debian's headless chromium (build/install-chromium.sh, from
 //     `make e2e-deps`; GATEWAY_CHROMIUM overrides /usr/bin/chromium) driven by
 //     playwright-core (pinned in package.json) through wasmtest/e2e/node/chromium.mjs: one page
