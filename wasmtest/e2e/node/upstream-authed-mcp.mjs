@@ -28,7 +28,9 @@
 //   - the MCP server: the official TypeScript SDK (McpServer, Streamable HTTP, stateless) at
 //     http://127.0.0.1:B/mcp behind the SDK's requireBearerAuth, with mcpAuthMetadataRouter
 //     serving protected resource metadata (RFC 9728) at
-//     /.well-known/oauth-protected-resource/mcp (scopes_supported: scope and extraScope).
+//     /.well-known/oauth-protected-resource/mcp (scopes_supported: scope and extraScope; the
+//     router also serves a copy of the authorization server's metadata at this origin's
+//     /.well-known/oauth-authorization-server, as SDK-based servers do).
 //     Without a valid token: 401 with WWW-Authenticate error="invalid_token", scope="<scope>",
 //     resource_metadata="…". Tools:
 //       whoami        needs <scope>; returns JSON {sub, scopes, client_id, resource}.
