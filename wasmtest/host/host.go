@@ -116,6 +116,10 @@ type Options struct {
 	Now func() time.Time
 	// Rand is the source of random_get; default crypto/rand.
 	Rand io.Reader
+	// TraceSchedulerCalls counts the Go scheduler's poll_oneoff and sched_yield calls by the
+	// guest exports in progress and what was waited for (Host.SchedulerCalls), to find which
+	// callbacks need a working poll_oneoff.
+	TraceSchedulerCalls bool
 	// Properties adds or overrides property values by dotted path ("node.id",
 	// "xds.cluster_name"); StreamInfo.Properties overrides them per stream.
 	Properties map[string][]byte
@@ -140,6 +144,7 @@ type Host struct {
 	metrics   metricStore
 	shared    sharedData
 	pollCalls atomic.Int64
+	sched     schedTrace
 
 	closeOnce sync.Once
 	closed    atomic.Bool

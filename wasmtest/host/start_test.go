@@ -120,26 +120,30 @@ func TestNew_StartupOrderAndConfiguration(t *testing.T) {
 	}
 }
 
+// The guest's "timer-gc" leaves a timer pending and collects garbage, so its runtime polls at
+// every stop-the-world whatever the machine's load ("sleep" polls only if the sleep is not
+// over by the time the scheduler looks, which a loaded machine can make it be).
 func TestPollOneoff_LegacyStubKillsGoGuestsCurrentStubWorks(t *testing.T) {
 	t.Parallel()
 	t.Run("current", func(t *testing.T) {
 		t.Parallel()
-		h := newHost(t, Options{})
-		r, err := stream(t, h).SendRequestHeaders(testCtx(t), get("/", "x-test", "sleep"), true)
+		h := newHost(t, Options{TraceSchedulerCalls: true})
+		r, err := stream(t, h).SendRequestHeaders(testCtx(t), get("/", "x-test", "timer-gc"), true)
 		if err != nil || r.Reply != nil || !r.EndOfStream {
-			t.Fatalf("sleep in a callback: %+v, %v", r, err)
+			t.Fatalf("timer and GC in a callback: %+v, %v", r, err)
 		}
-		waitLog(t, h, "slept")
-		if h.PollOneoffCalls() == 0 {
-			t.Error("poll_oneoff was never called")
+		waitLog(t, h, "collected")
+		calls := h.SchedulerCalls()
+		if calls[SchedulerCall{Import: "poll_oneoff", Entry: "proxy_on_request_headers", Wait: "clock 0"}] == 0 || h.PollOneoffCalls() == 0 {
+			t.Errorf("no zero-timeout poll_oneoff in proxy_on_request_headers; scheduler calls:\n%s", FormatSchedulerCalls(calls))
 		}
 	})
 	t.Run("legacy", func(t *testing.T) {
 		t.Parallel()
 		h := newHost(t, Options{Compat: CompatLegacy})
-		r, err := stream(t, h).SendRequestHeaders(testCtx(t), get("/", "x-test", "sleep"), true)
+		r, err := stream(t, h).SendRequestHeaders(testCtx(t), get("/", "x-test", "timer-gc"), true)
 		if err != nil || r.Reply == nil || r.Reply.Status != 503 || r.Reply.Details != "wasm_fail_stream" {
-			t.Fatalf("sleep under the ENOSYS stub: %+v, %v; want a 503 wasm_fail_stream", r, err)
+			t.Fatalf("timer and GC under the ENOSYS stub: %+v, %v; want a 503 wasm_fail_stream", r, err)
 		}
 		failed, why := h.Failed(0)
 		if !failed {
@@ -151,14 +155,46 @@ func TestPollOneoff_LegacyStubKillsGoGuestsCurrentStubWorks(t *testing.T) {
 	t.Run("legacy init", func(t *testing.T) {
 		t.Parallel()
 		// Before #533 poll_oneoff was not even allowed during _initialize.
-		_, err := New(context.Background(), testGuest(t), Options{Compat: CompatLegacy, Env: map[string]string{"GUEST_INIT_CALL": "sleep"}})
+		_, err := New(context.Background(), testGuest(t), Options{Compat: CompatLegacy, Env: map[string]string{"GUEST_INIT_CALL": "timer-gc"}})
 		var te *TrapError
 		if !errors.As(err, &te) || te.Reason != "restricted_callback" || !strings.Contains(te.Func, "poll_oneoff") {
 			t.Fatalf("New error = %v, want restricted poll_oneoff", err)
 		}
-		h := newHost(t, Options{Env: map[string]string{"GUEST_INIT_CALL": "sleep"}})
-		if h.PollOneoffCalls() == 0 {
-			t.Error("poll_oneoff was never called during _initialize")
+		h := newHost(t, Options{TraceSchedulerCalls: true, Env: map[string]string{"GUEST_INIT_CALL": "timer-gc"}})
+		if calls := h.SchedulerCalls(); calls[SchedulerCall{Import: "poll_oneoff", Entry: "_initialize", Wait: "clock 0"}] == 0 {
+			t.Errorf("no zero-timeout poll_oneoff during _initialize; scheduler calls:\n%s", FormatSchedulerCalls(calls))
 		}
 	})
+}
+
+// TestTraceSchedulerCalls_NamesTheExportsInProgress checks the trace's attribution: the polls
+// of "timer-gc" (zero timeouts at the stop-the-worlds, a timeout while the collection waits
+// for its mark) are counted inside the callback that ran it, and nothing is counted without
+// the option.
+func TestTraceSchedulerCalls_NamesTheExportsInProgress(t *testing.T) {
+	t.Parallel()
+	off := newHost(t, Options{})
+	if _, err := stream(t, off).SendRequestHeaders(testCtx(t), get("/", "x-test", "timer-gc"), true); err != nil {
+		t.Fatal(err)
+	}
+	if calls := off.SchedulerCalls(); len(calls) != 0 || off.PollOneoffCalls() == 0 {
+		t.Errorf("without the option: %v (poll_oneoff calls %d), want nothing counted", calls, off.PollOneoffCalls())
+	}
+	h := newHost(t, Options{TraceSchedulerCalls: true})
+	if _, err := stream(t, h).SendRequestHeaders(testCtx(t), get("/", "x-test", "timer-gc"), true); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("scheduler calls:\n%s", FormatSchedulerCalls(h.SchedulerCalls()))
+	for c := range h.SchedulerCalls() {
+		if c.Entry != "proxy_on_request_headers" || c.Import != "poll_oneoff" || (c.Wait != "clock 0" && c.Wait != "clock > 0") {
+			t.Errorf("unexpected %v", c)
+		}
+	}
+	want := "poll_oneoff[clock 0] in proxy_on_request_headers"
+	if got := FormatSchedulerCalls(h.SchedulerCalls()); !strings.Contains(got, " × "+want+"\n") {
+		t.Errorf("FormatSchedulerCalls = %q, want a line for %q", got, want)
+	}
+	if got := (SchedulerCall{Import: "sched_yield"}).String(); got != "sched_yield outside any export" {
+		t.Errorf("String() = %q", got)
+	}
 }
