@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
-	"runtime"
 	"strings"
 	"time"
 	"unsafe"
@@ -50,19 +49,8 @@ func init() {
 	case "sleep":
 		time.Sleep(time.Millisecond) // poll_oneoff during _initialize, unless the time is already up
 	case "timer-gc":
-		timerGC() // poll_oneoff during _initialize, whatever the timing
+		runtimeProbe("timer-gc") // poll_oneoff during _initialize, whatever the timing
 	}
-}
-
-// timerGC makes the Go runtime call poll_oneoff whatever the timing: a pending timer starts
-// the runtime's poller (runtime.(*timers).addHeap → netpollGenericInit), and from then on
-// every stop-the-world of a garbage collection ends with a non-blocking poll
-// (startTheWorldWithSema → netpoll(0) → poll_oneoff with a zero clock timeout). A sleep, by
-// contrast, polls only if its time is not yet up when the scheduler looks.
-func timerGC() {
-	t := time.AfterFunc(time.Hour, func() {})
-	runtime.GC()
-	t.Stop()
 }
 
 //go:wasmexport proxy_abi_version_0_2_1
@@ -132,10 +120,6 @@ func onRequestHeaders(id, n uint32, eos bool) uint32 {
 		time.Sleep(2 * time.Millisecond)
 		logf(2, "slept")
 		return cont
-	case "timer-gc":
-		timerGC()
-		logf(2, "collected")
-		return cont
 	case "callout", "callout-noeffective", "pause-headers":
 		return dispatch(id, mode)
 	case "props":
@@ -177,6 +161,9 @@ func onRequestHeaders(id, n uint32, eos bool) uint32 {
 		grown = append(grown, make([]byte, 16<<20))
 		v, _ := header(mapReqHeaders, "x-big")
 		logf(2, "grown "+itoa(int64(len(v))))
+		return cont
+	case "timer-gc", "spike", "drop", "drop-gc", "churn", "runtime-metrics":
+		runtimeProbe(mode)
 		return cont
 	case "close":
 		proxyCloseStream(0)
