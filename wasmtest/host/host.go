@@ -18,13 +18,13 @@ import (
 type Compat int
 
 const (
-	// CompatCurrent emulates cpp-host from 94091cd (#533) on, in Envoy ≥ 1.39 by the release
-	// notes: poll_oneoff succeeds with no events, every WASI function is linked, and the
-	// start-up and allocator allowlists include poll_oneoff.
+	// CompatCurrent emulates cpp-host from 94091cd (#533) on (envoyproxy/envoy#45756,
+	// reported as Envoy ≥ 1.39): poll_oneoff succeeds with no events, every WASI function is
+	// linked, and the start-up and allocator allowlists include poll_oneoff.
 	CompatCurrent Compat = iota
-	// CompatLegacy emulates cpp-host from #427 up to #533 (older Envoy and Istio): poll_oneoff
-	// answers ENOSYS, which the Go runtime treats as fatal, and only the WASI functions of
-	// #427 are linked.
+	// CompatLegacy emulates cpp-host from #427 up to #533 (older Envoy and Istio, reported
+	// as Envoy ≥ 1.33): poll_oneoff answers ENOSYS, which the Go runtime treats as fatal, and
+	// only the WASI functions of #427 are linked.
 	CompatLegacy
 	compatModes
 )

@@ -162,7 +162,7 @@ func onRequestHeaders(id, n uint32, eos bool) uint32 {
 		v, _ := header(mapReqHeaders, "x-big")
 		logf(2, "grown "+itoa(int64(len(v))))
 		return cont
-	case "timer-gc", "spike", "drop", "drop-gc", "churn", "runtime-metrics":
+	case "timer-gc", "spike", "drop", "churn", "yield", "runtime-metrics":
 		runtimeProbe(mode)
 		return cont
 	case "close":

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// spike holds the memory of the "spike" probe until "drop" or "drop-gc".
+// spike holds the memory of the "spike" probe until "drop".
 var spike [][]byte
 
 // runtimeProbe runs the x-test modes that show when the Go runtime calls poll_oneoff
@@ -22,8 +22,8 @@ var spike [][]byte
 //   - "spike" keeps 16 MiB live; "drop" lets it go; "churn" makes 2 MiB of short-lived garbage.
 //     None of them blocks, so the background scavenger, which would return the freed memory
 //     and arm a timer to pace itself, never gets to run.
-//   - "drop-gc" lets the spike go and calls runtime.GC, which yields to the scheduler: the
-//     scavenger runs, finds the freed memory, arms its timer, and the poller exists from then on.
+//   - "yield" calls runtime.Gosched: the scavenger, runnable since the last collection began,
+//     runs, returns the freed memory, arms its timer, and the poller exists from then on.
 //   - "runtime-metrics" logs the runtime's counters: collections, background scavenger CPU
 //     time, scheduler latency samples.
 func runtimeProbe(mode string) {
@@ -39,10 +39,8 @@ func runtimeProbe(mode string) {
 		}
 	case "drop":
 		spike = nil
-	case "drop-gc":
-		spike = nil
-		runtime.GC()
-		logf(2, "dropped")
+	case "yield":
+		runtime.Gosched()
 	case "churn":
 		var keep []byte
 		for range 512 {
