@@ -147,9 +147,11 @@ func TestPollOneoff_OnlyACallbackThatYieldsStartsThePoller(t *testing.T) {
 	t.Run("never blocking", func(t *testing.T) {
 		t.Parallel()
 		h := newHost(t, Options{Compat: CompatLegacy, TraceSchedulerCalls: true})
-		if m := spikeAndChurn(t, h, 100); m["gc"] < 40 {
+		m := spikeAndChurn(t, h, 100)
+		if m["gc"] < 40 {
 			t.Fatalf("too few collections to show anything: %v", m)
 		}
+		t.Logf("runtime after the churn: %v", m)
 	})
 	t.Run("one yield", func(t *testing.T) {
 		t.Parallel()
@@ -160,8 +162,10 @@ func TestPollOneoff_OnlyACallbackThatYieldsStartsThePoller(t *testing.T) {
 			send(t, h, "churn") // collections, nothing that blocks
 		}
 		polls := h.SchedulerCalls()[SchedulerCall{Import: "poll_oneoff", Entry: "proxy_on_request_headers", Wait: "clock 0"}]
-		if m := runtimeMetrics(t, h); m["scavenger_ns"] == 0 || polls == 0 {
+		m := runtimeMetrics(t, h)
+		if m["scavenger_ns"] == 0 || polls == 0 {
 			t.Fatalf("after a yield: %v, scheduler calls:\n%s", m, FormatSchedulerCalls(h.SchedulerCalls()))
 		}
+		t.Logf("runtime after the yield and churn: %v; scheduler calls:\n%s", m, FormatSchedulerCalls(h.SchedulerCalls()))
 	})
 }
