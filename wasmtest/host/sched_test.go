@@ -9,8 +9,10 @@ import (
 )
 
 // The guest's "timer-gc" leaves a timer pending and collects garbage, so its runtime polls at
-// every stop-the-world whatever the machine's load ("sleep" polls only if the sleep is not
-// over by the time the scheduler looks, which a loaded machine can make it be).
+// every stop-the-world whatever the machine's load. (A 2 ms sleep, which this test used
+// before, polls only if the sleep is not over when the scheduler first looks at its timers —
+// runtime.(*timers).check runs an expired timer instead — and a thread descheduled for 2 ms
+// on a loaded machine made the legacy VM survive and the current host count no poll.)
 func TestPollOneoff_LegacyStubKillsGoGuestsCurrentStubWorks(t *testing.T) {
 	t.Parallel()
 	t.Run("current", func(t *testing.T) {

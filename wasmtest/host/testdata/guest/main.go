@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"os"
 	"strings"
-	"time"
 	"unsafe"
 )
 
@@ -46,8 +45,6 @@ func init() {
 	case "define_metric":
 		var id uint32
 		proxyDefineMetric(0, "from_init", unsafe.Pointer(&id)) // not allowed during _initialize
-	case "sleep":
-		time.Sleep(time.Millisecond) // poll_oneoff during _initialize, unless the time is already up
 	case "timer-gc":
 		runtimeProbe("timer-gc") // poll_oneoff during _initialize, whatever the timing
 	}
@@ -116,10 +113,6 @@ func onRequestHeaders(id, n uint32, eos bool) uint32 {
 		return cont
 	case "exit":
 		os.Exit(3)
-	case "sleep":
-		time.Sleep(2 * time.Millisecond)
-		logf(2, "slept")
-		return cont
 	case "callout", "callout-noeffective", "pause-headers":
 		return dispatch(id, mode)
 	case "props":
