@@ -25,7 +25,7 @@ var spike [][]byte
 //   - "yield" calls runtime.Gosched: the scavenger, runnable since the last collection began,
 //     runs, returns the freed memory, arms its timer, and the poller exists from then on.
 //   - "runtime-metrics" logs the runtime's counters: collections, background scavenger CPU
-//     time, scheduler latency samples.
+//     time, free heap, heap goal, and goroutines waiting to run.
 func runtimeProbe(mode string) {
 	switch mode {
 	case "timer-gc":
@@ -53,11 +53,13 @@ func runtimeProbe(mode string) {
 			{Name: "/cpu/classes/scavenge/background:cpu-seconds"},
 			{Name: "/memory/classes/heap/free:bytes"},
 			{Name: "/gc/heap/goal:bytes"},
+			{Name: "/sched/goroutines/runnable:goroutines"},
 		}
 		metrics.Read(ms)
 		logf(2, "metrics gc="+itoa(int64(ms[0].Value.Uint64()))+
 			" scavenger_ns="+itoa(int64(ms[1].Value.Float64()*1e9))+
 			" free="+itoa(int64(ms[2].Value.Uint64()))+
-			" goal="+itoa(int64(ms[3].Value.Uint64())))
+			" goal="+itoa(int64(ms[3].Value.Uint64()))+
+			" runnable="+itoa(int64(ms[4].Value.Uint64())))
 	}
 }
