@@ -119,9 +119,8 @@ func runtimeMetrics(t *testing.T, h *Host) map[string]int64 {
 // returning memory), and it runs only when a callback yields to the scheduler. Callbacks that
 // never block leave it waiting however much freed memory there is: on the ENOSYS stub, ten
 // 16 MiB spikes and drops and dozens of collections later it has had no CPU and nothing has
-// polled. One
-// runtime.Gosched lets it run; it arms its timer, and from then on every collection in any
-// callback polls.
+// polled. One runtime.Gosched lets it run; it arms its timer, and from then on every
+// collection in any callback polls.
 func TestPollOneoff_OnlyACallbackThatYieldsStartsThePoller(t *testing.T) {
 	t.Parallel()
 	send := func(t *testing.T, h *Host, mode string) {
