@@ -20,6 +20,16 @@ func TestRedTeam_Wasm(t *testing.T) {
 	plugintest.RunAll(t, Wasm(wasmbuild.Module(t)), plugintest.RedTeamCases())
 }
 
+// TestScenarios_WasmLegacyEnvoy and TestRedTeam_WasmLegacyEnvoy run every case again on the
+// proxy-wasm host of Envoy before cpp-host #533, where one poll_oneoff would be fatal.
+func TestScenarios_WasmLegacyEnvoy(t *testing.T) {
+	plugintest.RunAll(t, WasmLegacyEnvoy(wasmbuild.Module(t)), plugintest.Scenarios())
+}
+
+func TestRedTeam_WasmLegacyEnvoy(t *testing.T) {
+	plugintest.RunAll(t, WasmLegacyEnvoy(wasmbuild.Module(t)), plugintest.RedTeamCases())
+}
+
 // TestCache_Wasm checks the per-VM cache in the module: the second request with the same
 // token makes no check call.
 func TestCache_Wasm(t *testing.T) {

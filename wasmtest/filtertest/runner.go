@@ -52,16 +52,35 @@ func (c *CheckServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Wasm returns the Runner of filter.wasm (module m): each case on a host of its own, the
 // Mode set with host.Options.AllowOnHeadersStopIteration, check calls answered by a
 // CheckServer.
-func Wasm(m *host.Module) plugintest.Runner {
+func Wasm(m *host.Module) plugintest.Runner { return wasmOn(m, host.CompatCurrent) }
+
+// WasmLegacyEnvoy is Wasm on the proxy-wasm host of Envoy before cpp-host #533
+// (host.CompatLegacy), whose poll_oneoff answers ENOSYS: besides the case's own checks, the
+// Go scheduler must not have called poll_oneoff or sched_yield (docs/filter.md, "Which Envoy
+// releases can run the module").
+func WasmLegacyEnvoy(m *host.Module) plugintest.Runner { return wasmOn(m, host.CompatLegacy) }
+
+func wasmOn(m *host.Module, compat host.Compat) plugintest.Runner {
 	return func(t testing.TB, c plugintest.Case, mode plugintest.Mode) plugintest.Result {
 		t.Helper()
 		ctx := context.Background()
 		check := &CheckServer{}
-		h, err := NewHost(ctx, m, check, func(o *host.Options) { o.AllowOnHeadersStopIteration = mode.HeadersStop })
+		h, err := NewHost(ctx, m, check, func(o *host.Options) {
+			o.AllowOnHeadersStopIteration = mode.HeadersStop
+			o.Compat = compat
+			o.TraceSchedulerCalls = compat == host.CompatLegacy
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer h.Close()
+		if compat == host.CompatLegacy {
+			defer func() {
+				if calls := h.SchedulerCalls(); len(calls) != 0 {
+					t.Errorf("the Go scheduler called the host:\n%s", host.FormatSchedulerCalls(calls))
+				}
+			}()
+		}
 		session := ""
 		for _, b := range c.Before {
 			r, err := send(ctx, h, check, plugintest.Case{Request: b, Response: c.BeforeResponse, ResponseBody: c.BeforeResponseBody})

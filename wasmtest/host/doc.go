@@ -40,9 +40,11 @@
 //
 // Restricted callbacks: during _initialize/main and inside the allocator only cpp-host's
 // allowlists are linked; any other host call traps with "restricted_callback" and fails the
-// VM. The lists depend on Options.Compat: CompatCurrent is cpp-host from #533 on (Envoy ≥
-// 1.39), CompatLegacy the #427 generation, whose poll_oneoff answers ENOSYS (fatal for Go's
-// scheduler: "poll_oneoff failed") and which links fewer WASI functions.
+// VM. The lists depend on Options.Compat: CompatCurrent is cpp-host from #533 on (reported as
+// Envoy ≥ 1.39), CompatLegacy the #427 generation, whose poll_oneoff answers ENOSYS (fatal for
+// Go's scheduler: "poll_oneoff failed") and which links fewer WASI functions.
+// Options.TraceSchedulerCalls counts a guest's poll_oneoff and sched_yield calls by the
+// exports in progress (Host.SchedulerCalls), to find which callbacks need them.
 //
 // WASI: wasi_snapshot_preview1 and wasi_unstable are cpp-host's stubs, quirks included:
 // fd_write logs (fd 1 info, fd 2 error, one trailing newline dropped), fd_prestat_get is

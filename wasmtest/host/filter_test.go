@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -192,21 +191,27 @@ func TestRealFilter_FailsClosed(t *testing.T) {
 	}
 }
 
+// TestRealFilter_LegacyEnvoy loads the filter the way an Envoy before cpp-host #533 would
+// (fewer WASI functions, poll_oneoff ENOSYS and not allowed during _initialize): it must
+// start and answer, without one scheduler call. The load under that host is
+// wasmtest/filtertest's TestLegacyEnvoy_MixedLoadNeverCallsTheScheduler.
 func TestRealFilter_LegacyEnvoy(t *testing.T) {
 	t.Parallel()
-	m, _ := realFilter(t)
-	h, err := New(context.Background(), m, Options{Compat: CompatLegacy, PluginConfig: filterConfig(t),
+	h := newFilterHost(t, Options{Compat: CompatLegacy, TraceSchedulerCalls: true,
 		Clusters: map[string]Cluster{"tokensvc": {Handler: &checkAPI{}}}})
-	if err != nil {
-		if errors.Is(err, ErrBadModule) {
-			t.Logf("the filter cannot load on cpp-host before #533: %v", err)
-			return
-		}
-		t.Fatalf("New(CompatLegacy): %v", err)
+	ctx := testCtx(t)
+	r, err := stream(t, h).SendRequestHeaders(ctx, Headers{{":method", "GET"}, {":path", "/"}, {":authority", "elsewhere.test"}, {":scheme", "http"}}, true)
+	if err != nil || r.Reply != nil || !r.EndOfStream {
+		t.Fatalf("pass-through: %+v, %v\n%s", r, err, dumpLogs(h))
 	}
-	defer h.Close()
-	r, err := stream(t, h).SendRequestHeaders(testCtx(t), Headers{{":method", "GET"}, {":path", "/"}, {":authority", "elsewhere.test"}, {":scheme", "http"}}, true)
-	t.Logf("legacy pass-through: reply=%v err=%v failed=%v", r.Reply != nil, err, strings.Contains(dumpLogs(h), "poll_oneoff"))
+	r, err = stream(t, h).SendRequest(ctx, Headers{{":method", "POST"}, {":path", "/mcp"}, {":authority", "mcp.test"}, {":scheme", "http"},
+		{"authorization", "Bearer good-token"}, {"content-type", "application/json"}}, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`))
+	if err != nil || r.Reply != nil || r.Headers.Value("x-gateway-assertion") != "signed.jwt.value" {
+		t.Fatalf("tools/call: %+v, %v\n%s", r, err, dumpLogs(h))
+	}
+	if failed, why := h.Failed(0); failed || len(h.SchedulerCalls()) != 0 {
+		t.Fatalf("VM failed: %v; scheduler calls:\n%s", why, FormatSchedulerCalls(h.SchedulerCalls()))
+	}
 }
 
 // TestRealFilter_BehindHandler runs the filter the way the local gateway does: an HTTP server

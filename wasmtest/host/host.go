@@ -18,13 +18,13 @@ import (
 type Compat int
 
 const (
-	// CompatCurrent emulates cpp-host from 94091cd (#533) on, in Envoy ≥ 1.39 by the release
-	// notes: poll_oneoff succeeds with no events, every WASI function is linked, and the
-	// start-up and allocator allowlists include poll_oneoff.
+	// CompatCurrent emulates cpp-host from 94091cd (#533) on (envoyproxy/envoy#45756,
+	// reported as Envoy ≥ 1.39): poll_oneoff succeeds with no events, every WASI function is
+	// linked, and the start-up and allocator allowlists include poll_oneoff.
 	CompatCurrent Compat = iota
-	// CompatLegacy emulates cpp-host from #427 up to #533 (older Envoy and Istio): poll_oneoff
-	// answers ENOSYS, which the Go runtime treats as fatal, and only the WASI functions of
-	// #427 are linked.
+	// CompatLegacy emulates cpp-host from #427 up to #533 (older Envoy and Istio, reported
+	// as Envoy ≥ 1.33): poll_oneoff answers ENOSYS, which the Go runtime treats as fatal, and
+	// only the WASI functions of #427 are linked.
 	CompatLegacy
 	compatModes
 )
@@ -116,6 +116,10 @@ type Options struct {
 	Now func() time.Time
 	// Rand is the source of random_get; default crypto/rand.
 	Rand io.Reader
+	// TraceSchedulerCalls counts the Go scheduler's poll_oneoff and sched_yield calls by the
+	// guest exports in progress and what was waited for (Host.SchedulerCalls), to find which
+	// callbacks need a working poll_oneoff.
+	TraceSchedulerCalls bool
 	// Properties adds or overrides property values by dotted path ("node.id",
 	// "xds.cluster_name"); StreamInfo.Properties overrides them per stream.
 	Properties map[string][]byte
@@ -140,6 +144,7 @@ type Host struct {
 	metrics   metricStore
 	shared    sharedData
 	pollCalls atomic.Int64
+	sched     schedTrace
 
 	closeOnce sync.Once
 	closed    atomic.Bool

@@ -138,7 +138,7 @@ func wasiFuncs() []hostFunc {
 		w("args_sizes_get", ps(2), wArgsSizesGet, true),
 		w("clock_time_get", []api.ValueType{i32, i64, i32}, wClockTimeGet, true),
 		w("random_get", ps(2), wRandomGet, true),
-		w("sched_yield", nil, wReturn(errnoSuccess), true),
+		w("sched_yield", nil, wSchedYield, true),
 		w("poll_oneoff", ps(4), wPollOneoff, true),
 		{name: "proc_exit", params: ps(1), fn: wProcExit, legacy: true},
 		w("path_open", []api.ValueType{i32, i32, i32, i32, i32, i64, i64, i32, i32}, wReturn(errnoNoent), true),

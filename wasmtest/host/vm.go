@@ -23,9 +23,10 @@ type vm struct {
 	mem api.Memory
 	ctx context.Context // carries *vm for the host functions
 
-	exp   exports
-	stack [8]uint64 // parameters and results of top-level calls
-	alloc [1]uint64 // parameters and result of the allocator (re-entrant)
+	exp     exports
+	entries []string  // guest exports in progress, outermost first (Options.TraceSchedulerCalls)
+	stack   [8]uint64 // parameters and results of top-level calls
+	alloc   [1]uint64 // parameters and result of the allocator (re-entrant)
 
 	failed  atomic.Bool
 	failErr error
@@ -201,7 +202,9 @@ func (v *vm) call(fn api.Function, name string, args ...uint64) (uint64, error) 
 	savedEffective := v.effective
 	v.effective = 0
 	copy(v.stack[:], args)
+	v.enter(name)
 	err := fn.CallWithStack(v.ctx, v.stack[:])
+	v.leave()
 	v.effective = savedEffective
 	if err != nil {
 		return 0, v.fail(name, err)
@@ -301,7 +304,9 @@ func (v *vm) allocate(size uint32) uint32 {
 	saved := v.restricted
 	v.restricted = v.host.mod.table.allocAllow[v.host.opts.Compat]
 	v.alloc[0] = uint64(size)
+	v.enter("proxy_on_memory_allocate")
 	err := v.exp.malloc.CallWithStack(v.ctx, v.alloc[:])
+	v.leave()
 	v.restricted = saved
 	if err != nil {
 		var te *TrapError

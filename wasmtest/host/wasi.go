@@ -209,6 +209,9 @@ func wRandomGet(v *vm, s []uint64) {
 // no events.
 func wPollOneoff(v *vm, s []uint64) {
 	v.host.pollCalls.Add(1)
+	if v.host.opts.TraceSchedulerCalls {
+		v.traceScheduler("poll_oneoff", v.pollWait(uint32(s[0]), uint32(s[2])))
+	}
 	if v.host.opts.Compat == CompatLegacy {
 		s[0] = errnoNosys
 		return

@@ -16,5 +16,9 @@
 //
 // Restrictions the package follows, because Envoy's host enforces or needs them: no host call
 // other than proxy_log from init, no goroutines, no sleeping or blocking inside a callback,
-// and no fmt or os in per-request code.
+// and no fmt or os in per-request code. No timer, wait, runtime.GC or debug.FreeOSMemory
+// either (only the abi_gcstress test build collects in the allocator): a callback that yields
+// to the Go scheduler lets the runtime start its poller, and from then on every collection
+// calls poll_oneoff, which Envoy before proxy-wasm-cpp-host #533 answers with a fatal ENOSYS
+// (docs/filter.md, "Which Envoy releases can run the module").
 package abi

@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"os"
 	"strings"
-	"time"
 	"unsafe"
 )
 
@@ -46,8 +45,8 @@ func init() {
 	case "define_metric":
 		var id uint32
 		proxyDefineMetric(0, "from_init", unsafe.Pointer(&id)) // not allowed during _initialize
-	case "sleep":
-		time.Sleep(time.Millisecond) // poll_oneoff during _initialize
+	case "timer-gc":
+		runtimeProbe("timer-gc") // poll_oneoff during _initialize, whatever the timing
 	}
 }
 
@@ -114,10 +113,6 @@ func onRequestHeaders(id, n uint32, eos bool) uint32 {
 		return cont
 	case "exit":
 		os.Exit(3)
-	case "sleep":
-		time.Sleep(2 * time.Millisecond)
-		logf(2, "slept")
-		return cont
 	case "callout", "callout-noeffective", "pause-headers":
 		return dispatch(id, mode)
 	case "props":
@@ -159,6 +154,9 @@ func onRequestHeaders(id, n uint32, eos bool) uint32 {
 		grown = append(grown, make([]byte, 16<<20))
 		v, _ := header(mapReqHeaders, "x-big")
 		logf(2, "grown "+itoa(int64(len(v))))
+		return cont
+	case "timer-gc", "spike", "drop", "churn", "yield", "runtime-metrics":
+		runtimeProbe(mode)
 		return cont
 	case "close":
 		proxyCloseStream(0)
