@@ -1,8 +1,11 @@
 package config
 
 import (
+	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/mcpmesh/gateway/shared/domains"
 )
 
 // validateUpstreamOAuth2 checks one route's upstream_oauth2 block at key path k (its
@@ -31,6 +34,35 @@ func validateUpstreamOAuth2(e *Error, k string, u *UpstreamOAuth2) {
 	}
 	if u.Issuer != "" {
 		checkPublicURL(e, k+".issuer", u.Issuer, true)
+	}
+}
+
+// validateUpstreamDiscovery checks one route's upstream_discovery block at key path k (its
+// client_secret_file is read by resolveUpstreamSecretFile): the upstream (to) is probed, so
+// its host must be on mcp_allowed_upstream_domains.
+func (c *Config) validateUpstreamDiscovery(e *Error, i int) {
+	r := &c.Routes[i]
+	k := "routes[" + strconv.Itoa(i) + "].mcp.server"
+	s := r.MCP.Server
+	if s.UpstreamOAuth2 != nil {
+		e.add(k+".upstream_discovery", "set either upstream_oauth2 (the provider's endpoints, written by hand) or upstream_discovery (discovered from the upstream), not both")
+	}
+	d := s.UpstreamDiscovery
+	k += ".upstream_discovery"
+	if d.ClientID == "" && (d.ClientSecret != "" || d.ClientSecretFile != "") {
+		e.add(k+".client_id", "is required with a client secret (a pre-registered client)")
+	}
+	for j, sc := range d.Scopes {
+		if sc == "" || strings.ContainsAny(sc, "\"\\") || !printableASCII(sc) {
+			e.add(k+".scopes["+strconv.Itoa(j)+"]", "invalid scope %q", sc)
+		}
+	}
+	if len(c.MCPAllowedUpstreamDomains) == 0 {
+		e.add("mcp_allowed_upstream_domains", "is required when a route has upstream_discovery (routes[%d]): name the domains of the upstream and its authorization server, such as [mcp.vendor.example, \"*.vendor.example\"]", i)
+		return
+	}
+	if u, err := url.Parse(r.To); err == nil && u.Host != "" && !domains.DomainAllowed(c.MCPAllowedUpstreamDomains, u.Hostname()) {
+		e.add("routes["+strconv.Itoa(i)+"].to", "host %q must match mcp_allowed_upstream_domains: the upstream of an upstream_discovery route is probed for its metadata", u.Hostname())
 	}
 }
 

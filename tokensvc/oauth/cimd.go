@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/mcpmesh/gateway/tokensvc/internal/netguard"
+	"github.com/mcpmesh/gateway/shared/domains"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 )
 
@@ -72,7 +72,7 @@ func parseClientIDURL(id string) (*url.URL, error) {
 	if u.Host == "" || u.Opaque != "" {
 		return nil, errors.New("client ID URL has no host")
 	}
-	if !netguard.ValidDNSName(strings.TrimSuffix(u.Hostname(), ".")) {
+	if !domains.ValidDNSName(strings.TrimSuffix(u.Hostname(), ".")) {
 		return nil, errors.New("client ID URL host must be a DNS name, not an IP address")
 	}
 	if p := u.Port(); p != "" {

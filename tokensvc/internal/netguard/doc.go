@@ -7,7 +7,6 @@
 //     AllowAddr accepts ([PublicAddr] by default, checked after name resolution for every
 //     address dialled), ignores proxy settings, follows no redirect ([ErrRedirect]) and is
 //     bounded in time.
-//   - [DomainAllowed] is the one matcher of the operator's domain allowlists
-//     (mcp_allowed_client_id_domains, mcp_allowed_upstream_domains): exact names, or "*."
-//     for proper subdomains at any depth; IP literals never match.
+//
+// Which hosts may be fetched at all is the operator's allowlist, matched by shared/domains.
 package netguard

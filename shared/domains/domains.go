@@ -1,4 +1,4 @@
-package netguard
+package domains
 
 import (
 	"net/netip"
