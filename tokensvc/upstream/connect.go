@@ -116,6 +116,11 @@ func (s *Service) parseTarget(w http.ResponseWriter, r *http.Request, h *hosts.H
 // start sends the browser to the provider of todo[0]; the rest follow from the callback.
 func (s *Service) start(w http.ResponseWriter, r *http.Request, sess *store.Session, h *hosts.Host, todo []*Route, ret string) {
 	rt := todo[0]
+	p, err := s.upstreamAS(r.Context(), rt)
+	if err != nil {
+		s.failDiscovery(w, r, rt, err, ret)
+		return
+	}
 	st := connectState{SessionID: sess.ID, Host: h.Authority, RouteID: rt.ID, Return: ret}
 	for _, p := range todo[1:] {
 		st.Pending = append(st.Pending, p.ID)
@@ -132,20 +137,22 @@ func (s *Service) start(w http.ResponseWriter, r *http.Request, sess *store.Sess
 		s.internalError(w, r, "store connect state", err)
 		return
 	}
-	cfg := rt.Config
 	params := url.Values{
 		"response_type":         {"code"},
-		"client_id":             {cfg.ClientID},
+		"client_id":             {p.clientID},
 		"redirect_uri":          {rt.CallbackURL()},
 		"state":                 {state},
 		"code_challenge":        {pkceChallenge(s.pkceVerifier(state))},
 		"code_challenge_method": {"S256"},
 	}
-	if len(cfg.Scopes) > 0 {
-		params.Set("scope", strings.Join(cfg.Scopes, " "))
+	if len(p.scopes) > 0 {
+		params.Set("scope", strings.Join(p.scopes, " "))
+	}
+	if p.resource != "" {
+		params.Set("resource", p.resource)
 	}
 	s.log.InfoContext(r.Context(), "upstream connect started", "route_id", rt.ID, "sub", sess.Subject)
-	redirect(w, withQuery(cfg.Endpoint.AuthURL, params))
+	redirect(w, withQuery(p.authURL, params))
 }
 
 // Callback serves GET paths.UpstreamCallback on mcp.server route hosts.
@@ -197,7 +204,12 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "spend connect state", err)
 		return
 	}
-	if !checkIssuer(q, rt) {
+	p, err := s.upstreamAS(ctx, rt)
+	if err != nil {
+		s.failDiscovery(w, r, rt, err, st.Return)
+		return
+	}
+	if !checkIssuer(q, p) {
 		s.events.Connect(ConnectRefused)
 		s.log.WarnContext(ctx, "upstream callback: iss does not name the route's provider", "route_id", rt.ID)
 		renderFailure(w, r, http.StatusBadRequest, "Wrong provider", "The answer did not come from "+rt.Name+"'s provider. Start again from your application.", st.Return)
@@ -219,13 +231,14 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 		renderFailure(w, r, http.StatusBadRequest, "Invalid request", "The upstream provider sent no authorization code. Start again from your application.", st.Return)
 		return
 	}
-	tok, err := s.exchange(ctx, rt, url.Values{
+	tok, err := s.exchange(ctx, rt, p, url.Values{
 		"grant_type":    {"authorization_code"},
 		"code":          {code},
 		"redirect_uri":  {rt.CallbackURL()},
 		"code_verifier": {s.pkceVerifier(state)},
 	})
 	if err != nil {
+		s.afterTokenError(ctx, rt, p, err)
 		s.events.Connect(ConnectFailed)
 		s.log.WarnContext(ctx, "upstream code exchange failed", "route_id", rt.ID, "error", err.Error())
 		renderFailure(w, r, http.StatusBadGateway, "Not connected", "The gateway could not obtain a token from "+rt.Name+"'s provider: "+publicReason(err)+". Try again later.", st.Return)
@@ -261,14 +274,7 @@ func (s *Service) next(w http.ResponseWriter, r *http.Request, sess *store.Sessi
 	redirect(w, st.Return)
 }
 
-// checkIssuer applies RFC 9207 to an authorization response: with upstream_oauth2.issuer
-// set, iss must equal it; without, an iss that is present must be on auth_url's origin.
-func checkIssuer(q url.Values, rt *Route) bool {
-	iss, has := q.Get("iss"), q.Has("iss")
-	return CheckIssuer(iss, has, rt.Config.Issuer, rt.Config.Endpoint.AuthURL)
-}
-
-// CheckIssuer is checkIssuer on its parts (fuzzed).
+// CheckIssuer is checkIssuer of an upstream_oauth2 route on its parts (fuzzed).
 func CheckIssuer(iss string, has bool, issuer, authURL string) bool {
 	if issuer != "" {
 		return has && iss == issuer

@@ -245,7 +245,17 @@ func (s *Service) refresh(ctx context.Context, rt *Route, subject string) (Token
 		}
 		return t, nil
 	}
-	nt, err := s.exchange(ctx, rt, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.RefreshToken}})
+	p, err := s.upstreamAS(ctx, rt)
+	if err != nil {
+		s.events.Refresh(RefreshFailed)
+		s.log.WarnContext(ctx, "upstream token refresh: provider unavailable", "route_id", rt.ID, "sub", subject, "error", err.Error())
+		s.release(rt, subject, holder, false)
+		return Token{}, err
+	}
+	nt, err := s.exchange(ctx, rt, p, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.RefreshToken}})
+	if err != nil {
+		s.afterTokenError(ctx, rt, p, err)
+	}
 	if errors.Is(err, ErrInvalidGrant) {
 		s.events.Refresh(RefreshRefused)
 		s.log.InfoContext(ctx, "upstream refresh token refused; the user must connect again", "route_id", rt.ID, "sub", subject, "error", err.Error())
