@@ -56,7 +56,6 @@ type Route struct {
 // CallbackURL is the redirect URI of rt's flows (register it at the provider).
 func (rt *Route) CallbackURL() string { return rt.Origin + paths.UpstreamCallback }
 
-
 // Service runs the connect flow and keeps the Internal Tokens. It is safe for concurrent use.
 type Service struct {
 	routes        map[string]*Route
@@ -66,8 +65,8 @@ type Service struct {
 	sealer        *secret.Sealer
 	sessions      Sessions
 	stateKey      []byte
-	http          *http.Client // token endpoint calls of upstream_oauth2 routes
-	disc          *discoverer  // discovery, and the calls of upstream_discovery routes
+	http          *http.Client  // token endpoint calls of upstream_oauth2 routes
+	disc          *discoverer   // discovery, and the calls of upstream_discovery routes
 	callTimeout   time.Duration // CallTimeout; shorter in tests
 	now           func() time.Time
 	log           *slog.Logger
