@@ -1,6 +1,7 @@
 package netguard
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -101,6 +102,9 @@ type ClientOptions struct {
 	TLSConfig *tls.Config
 	// Timeout bounds a whole fetch; zero means 5 seconds.
 	Timeout time.Duration
+	// DialAddress, if set, maps the host:port about to be dialled to another (tests point
+	// public names at a test server). AllowAddr still checks the address dialled.
+	DialAddress func(hostport string) string
 }
 
 // NewClient returns an HTTP client for fetching documents at URLs that
@@ -134,11 +138,17 @@ func NewClient(o ClientOptions) *http.Client {
 			return nil
 		},
 	}
+	dial := dialer.DialContext
+	if m := o.DialAddress; m != nil {
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, m(addr))
+		}
+	}
 	return &http.Client{
 		Timeout: timeout,
 		Transport: &http.Transport{
 			Proxy:                  nil, // never from the environment
-			DialContext:            dialer.DialContext,
+			DialContext:            dial,
 			TLSClientConfig:        tlsConfig,
 			TLSHandshakeTimeout:    timeout,
 			ResponseHeaderTimeout:  timeout,
