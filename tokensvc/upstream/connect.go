@@ -12,6 +12,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,11 @@ type connectState struct {
 	// Return is where the browser goes when every flow is done: a checked redirect_url, or
 	// a path on Host (the authorization request of pattern 2).
 	Return string `json:"return"`
+	// Extra are step-up scopes asked for on top of each route's own (BeforeCode).
+	Extra []string `json:"extra,omitempty"`
+	// Scope is what this route's authorization request asked for: the TI's scope when the
+	// token response names none (RFC 6749 §5.1).
+	Scope string `json:"scope,omitempty"`
 }
 
 // Connect serves GET paths.Connect on mcp.server route hosts: ?redirect_url=…[&route=…].
@@ -115,13 +121,24 @@ func (s *Service) parseTarget(w http.ResponseWriter, r *http.Request, h *hosts.H
 
 // start sends the browser to the provider of todo[0]; the rest follow from the callback.
 func (s *Service) start(w http.ResponseWriter, r *http.Request, sess *store.Session, h *hosts.Host, todo []*Route, ret string) {
+	s.startWith(w, r, sess, h, todo, ret, nil)
+}
+
+// startWith is start asking every route for the step-up scopes extra too.
+func (s *Service) startWith(w http.ResponseWriter, r *http.Request, sess *store.Session, h *hosts.Host, todo []*Route, ret string, extra []string) {
 	rt := todo[0]
 	p, err := s.upstreamAS(r.Context(), rt)
 	if err != nil {
 		s.failDiscovery(w, r, rt, err, ret)
 		return
 	}
-	st := connectState{SessionID: sess.ID, Host: h.Authority, RouteID: rt.ID, Return: ret}
+	scopes := p.scopes
+	for _, sc := range extra {
+		if !slices.Contains(scopes, sc) {
+			scopes = append(slices.Clip(scopes), sc)
+		}
+	}
+	st := connectState{SessionID: sess.ID, Host: h.Authority, RouteID: rt.ID, Return: ret, Extra: extra, Scope: strings.Join(scopes, " ")}
 	for _, p := range todo[1:] {
 		st.Pending = append(st.Pending, p.ID)
 	}
@@ -145,8 +162,8 @@ func (s *Service) start(w http.ResponseWriter, r *http.Request, sess *store.Sess
 		"code_challenge":        {pkceChallenge(s.pkceVerifier(state))},
 		"code_challenge_method": {"S256"},
 	}
-	if len(p.scopes) > 0 {
-		params.Set("scope", strings.Join(p.scopes, " "))
+	if len(scopes) > 0 {
+		params.Set("scope", strings.Join(scopes, " "))
 	}
 	if p.resource != "" {
 		params.Set("resource", p.resource)
@@ -244,6 +261,9 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 		renderFailure(w, r, http.StatusBadGateway, "Not connected", "The gateway could not obtain a token from "+rt.Name+"'s provider: "+publicReason(err)+". Try again later.", st.Return)
 		return
 	}
+	if tok.Scope == "" {
+		tok.Scope = st.Scope // RFC 6749 §5.1: no scope in the answer means the one asked for
+	}
 	if err := s.save(ctx, sess.Subject, rt.ID, tok); err != nil {
 		s.internalError(w, r, "store upstream token", err)
 		return
@@ -262,13 +282,13 @@ func (s *Service) next(w http.ResponseWriter, r *http.Request, sess *store.Sessi
 			pending = append(pending, rt)
 		}
 	}
-	todo, err := s.needed(r.Context(), sess, pending)
+	todo, err := s.neededWith(r.Context(), sess, pending, st.Extra)
 	if err != nil {
 		s.internalError(w, r, "read upstream tokens", err)
 		return
 	}
 	if len(todo) > 0 {
-		s.start(w, r, sess, h, todo, st.Return)
+		s.startWith(w, r, sess, h, todo, st.Return, st.Extra)
 		return
 	}
 	redirect(w, st.Return)

@@ -237,6 +237,14 @@ routes:
 	mux.HandleFunc("GET "+paths.Connect, e.svc.Connect)
 	mux.HandleFunc("GET "+paths.UpstreamCallback, e.svc.Callback)
 	mux.HandleFunc("GET "+paths.UpstreamClientMetadata, e.svc.ClientMetadata)
+	// The authorization endpoint as far as pattern 2 goes: the chain, then a code.
+	mux.HandleFunc("GET "+paths.Authorize, func(w http.ResponseWriter, r *http.Request) {
+		sess, _ := sessions{st}.Current(r)
+		if sess == nil || e.svc.BeforeCode(w, r, sess, r.URL.Query().Get("resource"), paths.Authorize+"?"+r.URL.RawQuery) {
+			return
+		}
+		_, _ = io.WriteString(w, "code issued")
+	})
 	e.h = reqid.Middleware(hosts.NewTable(cfg).Middleware(mux))
 	return e
 }

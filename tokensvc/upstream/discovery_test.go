@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -298,4 +299,42 @@ func toStrings(v any) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// TestDiscovery_StepUpConnectsAgainForMissingScopes: an MCP client that met an upstream's
+// insufficient_scope challenge asks the gateway for those scopes; the authorization flow
+// connects the route again, asking for them too, and only then issues a code.
+func TestDiscovery_StepUpConnectsAgainForMissingScopes(t *testing.T) {
+	t.Parallel()
+	e := newDiscoveryEnv(t, "{}", false)
+	sid := e.session("alice")
+	if rec := e.connect(sid); rec.Code != http.StatusSeeOther {
+		t.Fatalf("callback: %d", rec.Code)
+	}
+	authorize := "https://remote.example.com" + paths.Authorize + "?resource=" + url.QueryEscape(remoteRoute)
+	if rec := e.do(authorize+"&scope=mcp+files%3Aread", sid); rec.Body.String() != "code issued" {
+		t.Fatalf("scopes already granted: %d %s, want a code at once", rec.Code, rec.Body.String())
+	}
+	rec := e.do(authorize+"&scope=mcp+files%3Awrite", sid)
+	if rec.Code != http.StatusSeeOther || !strings.HasPrefix(rec.Header().Get("Location"), vendorIssuer+"/authorize?") {
+		t.Fatalf("step-up: %d %q, want the upstream authorization", rec.Code, rec.Header().Get("Location"))
+	}
+	resp, err := e.client.Get(rec.Header().Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	e.v.mu.Lock()
+	q := e.v.authorizeReqs[len(e.v.authorizeReqs)-1]
+	e.v.mu.Unlock()
+	if q.Get("scope") != "files:read offline_access files:write" {
+		t.Errorf("step-up scope %q, want the route's scopes and files:write", q.Get("scope"))
+	}
+	back := e.do(resp.Header.Get("Location"), sid)
+	if back.Code != http.StatusSeeOther || !strings.HasPrefix(back.Header().Get("Location"), paths.Authorize+"?") {
+		t.Fatalf("callback: %d %q, want back to the authorization request", back.Code, back.Header().Get("Location"))
+	}
+	if rec := e.do("https://remote.example.com"+back.Header().Get("Location"), sid); rec.Body.String() != "code issued" {
+		t.Fatalf("after the step-up: %d %s, want a code", rec.Code, rec.Body.String())
+	}
 }

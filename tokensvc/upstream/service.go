@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -182,20 +184,41 @@ func Allowed(rt *Route, sess *store.Session) bool {
 // needed returns the routes among rts that the user of sess may use and has no usable
 // Internal Token for.
 func (s *Service) needed(ctx context.Context, sess *store.Session, rts []*Route) ([]*Route, error) {
+	return s.neededWith(ctx, sess, rts, nil)
+}
+
+// neededWith is needed where a usable Internal Token must also have been granted every
+// scope of extra (a step-up).
+func (s *Service) neededWith(ctx context.Context, sess *store.Session, rts []*Route, extra []string) ([]*Route, error) {
 	var out []*Route
 	for _, rt := range rts {
 		if !Allowed(rt, sess) {
 			continue
 		}
-		ok, err := s.Connected(ctx, sess.Subject, rt.ID)
-		if err != nil {
+		t, err := s.load(ctx, sess.Subject, rt.ID)
+		switch {
+		case errors.Is(err, ErrUpstreamRequired):
+			out = append(out, rt)
+		case err != nil:
 			return nil, err
-		}
-		if !ok {
+		case !valid(t, s.now()) && t.RefreshToken == "":
+			out = append(out, rt)
+		case !grants(t.Scope, extra):
 			out = append(out, rt)
 		}
 	}
 	return out, nil
+}
+
+// grants reports whether a granted scope holds every scope of want.
+func grants(granted string, want []string) bool {
+	have := strings.Fields(granted)
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // sealPurpose binds a sealed TI to its user and route: a row copied to another user or route
