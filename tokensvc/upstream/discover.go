@@ -28,6 +28,7 @@ import (
 
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/shared/domains"
+	"github.com/mcpmesh/gateway/shared/wwwauth"
 	"github.com/mcpmesh/gateway/tokensvc/internal/netguard"
 )
 
@@ -238,38 +239,38 @@ func (d *discoverer) run(ctx context.Context, target string) (*discovered, error
 
 // probe sends the upstream an unauthenticated MCP initialize request and reads the Bearer
 // challenge of its answer (empty when it sends none).
-func (d *discoverer) probe(ctx context.Context, target string) (Challenge, error) {
+func (d *discoverer) probe(ctx context.Context, target string) (wwwauth.Challenge, error) {
 	const what = "unauthenticated probe of the upstream"
 	if err := d.allowed("upstream", target); err != nil {
-		return Challenge{}, err
+		return wwwauth.Challenge{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp-gateway-discovery","version":"1"}}}`
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(body))
 	if err != nil {
-		return Challenge{}, &DiscoveryError{Kind: FailMetadataMalformed, What: what, URL: endpointLabel(target), Reason: "cannot build the request"}
+		return wwwauth.Challenge{}, &DiscoveryError{Kind: FailMetadataMalformed, What: what, URL: endpointLabel(target), Reason: "cannot build the request"}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return Challenge{}, d.fetchError(what, target, err)
+		return wwwauth.Challenge{}, d.fetchError(what, target, err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxResponseBytes))
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
-		return Challenge{}, nil // no challenge: the well-known URLs are tried
+		return wwwauth.Challenge{}, nil // no challenge: the well-known URLs are tried
 	}
-	var ch Challenge
+	var ch wwwauth.Challenge
 	for _, v := range resp.Header.Values("WWW-Authenticate") {
-		if c, ok := ParseChallenge(v); ok {
+		if c, ok := wwwauth.Parse(v); ok {
 			ch = c
 			break
 		}
 	}
 	if ch.ResourceMetadata != "" && !absoluteURL(ch.ResourceMetadata) {
-		return Challenge{}, &DiscoveryError{Kind: FailMetadataMalformed, What: what, URL: endpointLabel(target), Reason: "its challenge's resource_metadata is not an absolute URL"}
+		return wwwauth.Challenge{}, &DiscoveryError{Kind: FailMetadataMalformed, What: what, URL: endpointLabel(target), Reason: "its challenge's resource_metadata is not an absolute URL"}
 	}
 	if ch.Scope != "" && !scopeTokens(strings.Fields(ch.Scope)) {
 		ch.Scope = ""

@@ -6,35 +6,6 @@ import (
 	"time"
 )
 
-// FuzzParseChallenge: whatever WWW-Authenticate an upstream sends, the parser does not panic
-// and what it returns is printable, bounded text taken from a Bearer challenge.
-func FuzzParseChallenge(f *testing.F) {
-	f.Add(`Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource", scope="a b"`)
-	f.Add(`Basic realm="x", Bearer error="insufficient_scope", scope="files:write"`)
-	f.Add(`Bearer realm="a\"b", error=invalid_token`)
-	f.Add(`Bearer abc==, Basic realm=x`)
-	f.Add(`Bearer`)
-	f.Add(`Bearer resource_metadata="unterminated`)
-	f.Add(`Bearer x="1", Bearer y="2"`)
-	f.Fuzz(func(t *testing.T, v string) {
-		c, ok := ParseChallenge(v)
-		if !ok {
-			if c != (Challenge{}) {
-				t.Fatalf("refused challenge returned %+v", c)
-			}
-			return
-		}
-		if !strings.Contains(strings.ToLower(v), "bearer") {
-			t.Fatalf("no Bearer scheme in %q, got %+v", v, c)
-		}
-		for _, s := range []string{c.ResourceMetadata, c.Scope, c.Error} {
-			if len(s) > len(v) || !printable(strings.ReplaceAll(s, "\t", " "), true) {
-				t.Fatalf("parameter %q of %q", s, v)
-			}
-		}
-	})
-}
-
 // FuzzParseResourceMetadata: a document the parser accepts names an absolute resource URL,
 // at least one authorization server URL and only valid scopes.
 func FuzzParseResourceMetadata(f *testing.F) {
