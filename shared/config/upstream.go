@@ -61,7 +61,8 @@ func (c *Config) validateUpstreamDiscovery(e *Error, i int) {
 		e.add("mcp_allowed_upstream_domains", "is required when a route has upstream_discovery (routes[%d]): name the domains of the upstream and its authorization server, such as [mcp.vendor.example, \"*.vendor.example\"]", i)
 		return
 	}
-	if u, err := url.Parse(r.To); err == nil && u.Host != "" && !domains.DomainAllowed(c.MCPAllowedUpstreamDomains, u.Hostname()) {
+	if u, err := url.Parse(r.To); err == nil && u.Host != "" && !domains.DomainAllowed(c.MCPAllowedUpstreamDomains, u.Hostname()) &&
+		!domains.LoopbackLiteralListed(c.MCPAllowedUpstreamDomains, u.Hostname()) {
 		e.add("routes["+strconv.Itoa(i)+"].to", "host %q must match mcp_allowed_upstream_domains: the upstream of an upstream_discovery route is probed for its metadata", u.Hostname())
 	}
 }

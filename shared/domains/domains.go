@@ -62,3 +62,20 @@ func DomainAllowed(patterns []string, host string) bool {
 	}
 	return false
 }
+
+// LoopbackLiteralListed reports whether host is a loopback IP literal (127.0.0.0/8, ::1)
+// written verbatim in patterns. Domain patterns never match IP literals; this lets a
+// development configuration name an upstream on loopback, which the token service reaches
+// only under its explicit insecure loopback setting (docs/upstream-discovery.md).
+func LoopbackLiteralListed(patterns []string, host string) bool {
+	a, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	if err != nil || !a.Unmap().IsLoopback() || a.Zone() != "" {
+		return false
+	}
+	for _, p := range patterns {
+		if q, err := netip.ParseAddr(strings.Trim(strings.TrimSpace(p), "[]")); err == nil && q == a {
+			return true
+		}
+	}
+	return false
+}

@@ -63,3 +63,19 @@ func FuzzDomainAllowed(f *testing.F) {
 		}
 	})
 }
+
+func TestLoopbackLiteralListed(t *testing.T) {
+	t.Parallel()
+	patterns := []string{"127.0.0.1", "::1", "*.example.com"}
+	for host, want := range map[string]bool{
+		"127.0.0.1": true, "[::1]": true, "::1": true, "127.0.0.2": false, "10.0.0.1": false,
+		"localhost": false, "a.example.com": false, "::ffff:127.0.0.1": false,
+	} {
+		if got := LoopbackLiteralListed(patterns, host); got != want {
+			t.Errorf("LoopbackLiteralListed(%q) = %v, want %v", host, got, want)
+		}
+	}
+	if LoopbackLiteralListed([]string{"10.0.0.1"}, "10.0.0.1") {
+		t.Error("a private address listed verbatim matched")
+	}
+}

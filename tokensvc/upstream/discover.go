@@ -360,7 +360,7 @@ func (d *discoverer) allowed(what, raw string) error {
 	default:
 		return &DiscoveryError{Kind: FailMetadataMalformed, What: what, URL: endpointLabel(raw), Reason: "not an https URL"}
 	}
-	if !domains.DomainAllowed(d.allow, u.Hostname()) {
+	if !domains.DomainAllowed(d.allow, u.Hostname()) && !(d.loopbackHTTP && domains.LoopbackLiteralListed(d.allow, u.Hostname())) {
 		return &DiscoveryError{Kind: FailDomainNotAllowed, What: what, URL: endpointLabel(raw), Reason: "its host " + strconv.Quote(u.Hostname()) + " matches no pattern of mcp_allowed_upstream_domains"}
 	}
 	return nil
