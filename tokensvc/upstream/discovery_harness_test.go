@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -185,7 +186,10 @@ type denv struct {
 }
 
 // newDiscoveryEnv builds the environment; block is the route's upstream_discovery value and
-// guarded keeps the production address guard (the vendor then cannot be reached).
+// guarded keeps the production address guard, loopback aside (the rule of
+// WithInsecureLoopbackDiscovery, so that the vendor's server stays reachable), and resolves
+// every name under private.vendor.example to 10.0.0.1 and metadata.vendor.example to the
+// link-local cloud metadata address.
 func newDiscoveryEnv(t testing.TB, block string, guarded bool) *denv {
 	t.Helper()
 	v := newVendor(t)
@@ -229,7 +233,19 @@ routes:
 	}
 	browser := netguard.NewClient(netguard.ClientOptions{TLSConfig: o.TLSConfig, DialAddress: o.DialAddress, AllowAddr: allowAll})
 	e.client = &http.Client{Transport: browser.Transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	if !guarded {
+	if guarded {
+		o.AllowAddr = func(a netip.Addr) bool { return netguard.PublicAddr(a) || a.IsLoopback() }
+		o.DialAddress = func(hostport string) string {
+			host, port, _ := net.SplitHostPort(hostport)
+			switch {
+			case strings.HasSuffix(host, "private.vendor.example"):
+				return net.JoinHostPort("10.0.0.1", port)
+			case host == "metadata.vendor.example":
+				return net.JoinHostPort("169.254.169.254", port)
+			}
+			return v.srv.Listener.Addr().String()
+		}
+	} else {
 		o.AllowAddr = allowAll
 	}
 	e.svc = New(cfg, st, sealer, sessions{st}, WithClock(e.clock.now), WithLogger(log), WithDiscoveryClient(netguard.NewClient(o)))

@@ -170,7 +170,14 @@ func TestDiscovery_FailuresSayWhich(t *testing.T) {
 		{"challenge points at a domain not allowed", false, func(v *vendor) {
 			v.set("mcp.vendor.example POST /mcp", challenge(`Bearer resource_metadata="https://metadata.evil.example/prm"`))
 		}, "has not allowed"},
-		{"challenge points at a private address", true, nil, "private network address"},
+		{"challenge points at a private address", true, func(v *vendor) {
+			v.set("mcp.vendor.example POST /mcp", challenge(`Bearer resource_metadata="https://db.private.vendor.example/prm"`))
+		}, "private network address"},
+		{"authorization server at the cloud metadata address", true, func(v *vendor) {
+			v.set("mcp.vendor.example GET /.well-known/oauth-protected-resource/mcp", jsonHandler("", map[string]any{
+				"resource": vendorMCP, "authorization_servers": []string{"https://metadata.vendor.example"}}))
+		}, "private network address"},
+		{"guarded discovery of a public upstream works", true, nil, ""},
 		{"metadata names another resource", false, func(v *vendor) {
 			v.set("mcp.vendor.example GET /.well-known/oauth-protected-resource/mcp", jsonHandler("", map[string]any{
 				"resource": "https://mcp.vendor.example/other", "authorization_servers": []string{vendorIssuer}}))
@@ -236,6 +243,12 @@ func TestDiscovery_FailuresSayWhich(t *testing.T) {
 			}
 			rec := e.startConnect(e.session("alice"))
 			body := rec.Body.String()
+			if tc.want == "" {
+				if rec.Code != http.StatusSeeOther || !strings.HasPrefix(rec.Header().Get("Location"), vendorIssuer+"/authorize?") {
+					t.Fatalf("connect answered %d %q, want the upstream authorization", rec.Code, rec.Header().Get("Location"))
+				}
+				return
+			}
 			if rec.Code != http.StatusBadGateway || !strings.Contains(body, tc.want) {
 				t.Fatalf("connect answered %d, want 502 saying %q: %s", rec.Code, tc.want, body)
 			}
