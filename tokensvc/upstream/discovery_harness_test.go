@@ -183,6 +183,8 @@ type denv struct {
 	logs   *syncBuffer
 	h      http.Handler
 	client *http.Client // the browser: the vendor's names, redirects not followed
+	// replica returns another Service on the same store and configuration (a replica).
+	replica func() *Service
 }
 
 // newDiscoveryEnv builds the environment; block is the route's upstream_discovery value and
@@ -248,7 +250,10 @@ routes:
 	} else {
 		o.AllowAddr = allowAll
 	}
-	e.svc = New(cfg, st, sealer, sessions{st}, WithClock(e.clock.now), WithLogger(log), WithDiscoveryClient(netguard.NewClient(o)))
+	e.replica = func() *Service {
+		return New(cfg, st, sealer, sessions{st}, WithClock(e.clock.now), WithLogger(log), WithDiscoveryClient(netguard.NewClient(o)))
+	}
+	e.svc = e.replica()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+paths.Connect, e.svc.Connect)
 	mux.HandleFunc("GET "+paths.UpstreamCallback, e.svc.Callback)

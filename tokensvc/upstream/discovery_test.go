@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -349,5 +350,49 @@ func TestDiscovery_StepUpConnectsAgainForMissingScopes(t *testing.T) {
 	}
 	if rec := e.do("https://remote.example.com"+back.Header().Get("Location"), sid); rec.Body.String() != "code issued" {
 		t.Fatalf("after the step-up: %d %s, want a code", rec.Code, rec.Body.String())
+	}
+}
+
+// TestDiscovery_ReplicasShareOneRegistration: replicas that register at once keep one
+// registration, and all of them use it.
+func TestDiscovery_ReplicasShareOneRegistration(t *testing.T) {
+	t.Parallel()
+	e := newDiscoveryEnv(t, "{}", false)
+	const n = 4
+	ids := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		svc := e.replica()
+		rt, _ := svc.Route(remoteRoute)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			as, err := svc.upstreamAS(context.Background(), rt)
+			if err == nil {
+				ids[i] = as.clientID
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil || ids[i] != ids[0] {
+			t.Fatalf("replica %d: client %q, %v; want all on %q", i, ids[i], errs[i], ids[0])
+		}
+	}
+	// A replica started later reads the stored registration instead of registering.
+	svc := e.replica()
+	rt, _ := svc.Route(remoteRoute)
+	as, err := svc.upstreamAS(context.Background(), rt)
+	if err != nil || as.clientID != ids[0] || as.clientSecret == "" {
+		t.Fatalf("a later replica uses client %q (secret set %v), %v; want %q", as.clientID, as.clientSecret != "", err, ids[0])
+	}
+	e.v.mu.Lock()
+	registered := e.v.registered
+	e.v.mu.Unlock()
+	t.Logf("%d registrations made by %d replicas racing", registered, n)
+	if registered > n {
+		t.Errorf("%d registrations", registered)
 	}
 }
