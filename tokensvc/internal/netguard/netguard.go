@@ -121,7 +121,7 @@ func NewClient(o ClientOptions) *http.Client {
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
-	tlsConfig := o.TLSConfig
+	tlsConfig := o.TLSConfig.Clone() // the transport sets its NextProtos: one copy per client
 	if tlsConfig == nil {
 		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
