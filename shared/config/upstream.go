@@ -68,14 +68,15 @@ func (c *Config) validateUpstreamDiscovery(e *Error, i int) {
 }
 
 // validatePublicUpstreamClients refuses a public upstream client (no client secret) on a host
-// with another upstream_oauth2 route: every upstream route of a host shares one callback URL,
-// and without a client secret nothing stops one route's provider from redeeming a code meant
-// for another route's provider.
+// with another upstream route (upstream_oauth2 or upstream_discovery): every upstream route of
+// a host shares one callback URL, and without a client secret nothing stops one route's
+// provider (for upstream_discovery, one the upstream chose) from redeeming a code meant for
+// another route's provider.
 func (c *Config) validatePublicUpstreamClients(e *Error) {
 	byHost := map[string][]int{}
 	for i := range c.Routes {
 		r := &c.Routes[i]
-		if r.MCP == nil || r.MCP.Server == nil || r.MCP.Server.UpstreamOAuth2 == nil {
+		if r.MCP == nil || !r.MCP.Server.HasUpstream() {
 			continue
 		}
 		n, msg := NormalizeFrom(r.From)
@@ -89,11 +90,17 @@ func (c *Config) validatePublicUpstreamClients(e *Error) {
 			continue
 		}
 		for _, i := range idx {
-			u := c.Routes[i].MCP.Server.UpstreamOAuth2
-			if u.ClientSecret == "" && u.ClientSecretFile == "" {
-				e.add("routes["+strconv.Itoa(i)+"].mcp.server.upstream_oauth2.client_secret",
-					"is required: a public upstream client (no client secret) must be the only upstream_oauth2 route of its host")
+			k := "routes[" + strconv.Itoa(i) + "].mcp.server."
+			switch s := c.Routes[i].MCP.Server; {
+			case s.UpstreamOAuth2 != nil && s.UpstreamOAuth2.ClientSecret == "" && s.UpstreamOAuth2.ClientSecretFile == "":
+				k += "upstream_oauth2.client_secret"
+			case s.UpstreamDiscovery != nil && s.UpstreamDiscovery.ClientID != "" &&
+				s.UpstreamDiscovery.ClientSecret == "" && s.UpstreamDiscovery.ClientSecretFile == "":
+				k += "upstream_discovery.client_secret"
+			default:
+				continue
 			}
+			e.add(k, "is required: a public upstream client (no client secret) must be the only upstream route of its host")
 		}
 	}
 }

@@ -102,6 +102,18 @@ func TestParse_UpstreamDiscovery(t *testing.T) {
 		{"bad scope", allow + discoveryRoutes(vendor, `{scopes: ["a b"]}`), "routes[0].mcp.server.upstream_discovery.scopes[0]: invalid scope"},
 		{"unknown key", allow + discoveryRoutes(vendor, "{issuer: x}"), "routes[0].mcp.server.upstream_discovery.issuer: unknown key"},
 		{"bad pattern", "mcp_allowed_upstream_domains: [\"https://vendor.example\"]\n" + discoveryRoutes(vendor, "{}"), "mcp_allowed_upstream_domains[0]: want a domain"},
+		// Every upstream route of a host shares one callback URL: a discovered authorization
+		// server (chosen by the upstream, not the operator) could otherwise redeem a code meant
+		// for a public client of another route of the host (an OAuth mix-up).
+		{"public upstream_oauth2 client beside a discovery route", allow + discoveryRoutes(vendor, "{}") +
+			"  - from: https://remote.example.com/gh\n    to: http://gh.internal/mcp\n    mcp: {server: {upstream_oauth2: {client_id: c, " + endpoint + "}}}\n",
+			"routes[1].mcp.server.upstream_oauth2.client_secret: is required: a public upstream client"},
+		{"public pre-registered discovery client beside another upstream route", allow + discoveryRoutes(vendor, "{client_id: c}") +
+			"  - from: https://remote.example.com/gh\n    to: http://gh.internal/mcp\n    mcp: {server: {upstream_oauth2: {client_id: c, client_secret: s, " + endpoint + "}}}\n",
+			"routes[0].mcp.server.upstream_discovery.client_secret: is required: a public upstream client"},
+		{"public pre-registered discovery client alone on its host", allow + discoveryRoutes(vendor, "{client_id: c}"), ""},
+		{"confidential clients share a host", allow + discoveryRoutes(vendor, "{}") +
+			"  - from: https://remote.example.com/gh\n    to: http://gh.internal/mcp\n    mcp: {server: {upstream_oauth2: {client_id: c, client_secret: s, " + endpoint + "}}}\n", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
