@@ -21,7 +21,9 @@ import (
 // Step-up: scopes of the authorization request other than the gateway's own (mcp,
 // offline_access) are scopes an upstream asked for in an insufficient_scope challenge, which
 // the filter passed on to the MCP client. A route whose Internal Token was not granted all of
-// them connects again, asking for them too.
+// them connects again, asking for them too. They are one upstream's: only the route the
+// request's resource names exactly takes them (the filter's challenge names that route's own
+// metadata); a request for the whole host asks no provider for them.
 func (s *Service) BeforeCode(w http.ResponseWriter, r *http.Request, sess *store.Session, resource, returnTo string) bool {
 	h := hosts.MustFromContext(r.Context())
 	var rts []*Route
@@ -34,6 +36,14 @@ func (s *Service) BeforeCode(w http.ResponseWriter, r *http.Request, sess *store
 		return false
 	}
 	extra := stepUpScopes(r.FormValue("scope"))
+	if extra != nil {
+		named := slices.IndexFunc(rts, func(rt *Route) bool { return rt.ID == resource })
+		if named < 0 {
+			extra = nil
+		} else {
+			rts = rts[named : named+1]
+		}
+	}
 	todo, err := s.neededWith(r.Context(), sess, rts, extra)
 	if err != nil {
 		s.internalError(w, r, "read upstream tokens", err)

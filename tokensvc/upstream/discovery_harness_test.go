@@ -194,6 +194,12 @@ type denv struct {
 // link-local cloud metadata address.
 func newDiscoveryEnv(t testing.TB, block string, guarded bool) *denv {
 	t.Helper()
+	return newDiscoveryEnvWith(t, block, guarded, "")
+}
+
+// newDiscoveryEnvWith is newDiscoveryEnv with more routes (YAML list items) after the vendor's.
+func newDiscoveryEnvWith(t testing.TB, block string, guarded bool, moreRoutes string) *denv {
+	t.Helper()
 	v := newVendor(t)
 	y := `
 runtime_flags: {mcp: true}
@@ -216,7 +222,7 @@ routes:
     to: ` + vendorMCP + `
     policy: {allow: {and: [{authenticated_user: true}]}}
     mcp: {server: {upstream_discovery: ` + block + `}}
-`
+` + moreRoutes
 	cfg, err := config.Parse([]byte(y), nil)
 	if err != nil {
 		t.Fatal(err)
