@@ -42,6 +42,9 @@ type connectState struct {
 	// Scope is what this route's authorization request asked for: the TI's scope when the
 	// token response names none (RFC 6749 §5.1).
 	Scope string `json:"scope,omitempty"`
+	// Issuer is the discovered authorization server the flow was started at (an
+	// upstream_discovery route): the callback sends the code to no other.
+	Issuer string `json:"iss,omitempty"`
 }
 
 // Connect serves GET paths.Connect on mcp.server route hosts: ?redirect_url=…[&route=…].
@@ -139,6 +142,9 @@ func (s *Service) startWith(w http.ResponseWriter, r *http.Request, sess *store.
 		}
 	}
 	st := connectState{SessionID: sess.ID, Host: h.Authority, RouteID: rt.ID, Return: ret, Extra: extra, Scope: strings.Join(scopes, " ")}
+	if p.disc != nil {
+		st.Issuer = p.issuer
+	}
 	for _, p := range todo[1:] {
 		st.Pending = append(st.Pending, p.ID)
 	}
@@ -226,6 +232,14 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 		s.failDiscovery(w, r, rt, err, st.Return)
 		return
 	}
+	if p.disc != nil && p.issuer != st.Issuer {
+		// The upstream named another authorization server while the user signed in: the code
+		// and the PKCE verifier go to the one that issued the code or nowhere.
+		s.events.Connect(ConnectRefused)
+		s.log.WarnContext(ctx, "upstream callback: the discovered authorization server changed during the flow", "route_id", rt.ID)
+		renderFailure(w, r, http.StatusBadGateway, "Not connected", rt.Name+"'s authorization server changed while you were signing in. Start again from your application.", st.Return)
+		return
+	}
 	if !checkIssuer(q, p) {
 		s.events.Connect(ConnectRefused)
 		s.log.WarnContext(ctx, "upstream callback: iss does not name the route's provider", "route_id", rt.ID)
@@ -270,6 +284,14 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 	}
 	s.events.Connect(ConnectConnected)
 	s.log.InfoContext(ctx, "upstream connected", "route_id", rt.ID, "sub", sess.Subject)
+	if missing := ungranted(tok.Scope, st.Extra); len(missing) > 0 {
+		// A step-up the provider did not grant: going back to the authorization request would
+		// send the browser here again, for ever.
+		s.log.InfoContext(ctx, "upstream step-up scopes not granted", "route_id", rt.ID, "scopes", strings.Join(missing, " "))
+		renderError(w, r, http.StatusForbidden, "Not granted", rt.Name+"'s provider did not grant what the service asked for ("+
+			strings.Join(missing, " ")+"). Ask your administrator.")
+		return
+	}
 	s.next(w, r, sess, h, st)
 }
 

@@ -211,14 +211,18 @@ func (s *Service) neededWith(ctx context.Context, sess *store.Session, rts []*Ro
 }
 
 // grants reports whether a granted scope holds every scope of want.
-func grants(granted string, want []string) bool {
+func grants(granted string, want []string) bool { return len(ungranted(granted, want)) == 0 }
+
+// ungranted returns the scopes of want that a granted scope does not hold.
+func ungranted(granted string, want []string) []string {
 	have := strings.Fields(granted)
+	var out []string
 	for _, w := range want {
 		if !slices.Contains(have, w) {
-			return false
+			out = append(out, w)
 		}
 	}
-	return true
+	return out
 }
 
 // sealPurpose binds a sealed TI to its user and route: a row copied to another user or route

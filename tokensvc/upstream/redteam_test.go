@@ -1,0 +1,166 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpmesh/gateway/shared/paths"
+)
+
+// Attacks on upstream discovery and step-up by a hostile upstream, its authorization server or
+// an MCP client (docs/upstream-discovery.md).
+
+// codeHostRoute is an upstream_oauth2 route on the vendor route's host, with operator-chosen
+// scopes at a provider of its own.
+const codeHostRoute = `  - name: Code host
+    from: https://remote.example.com/gh
+    to: https://gh.internal/mcp
+    policy: {allow: {and: [{authenticated_user: true}]}}
+    mcp: {server: {upstream_oauth2: {client_id: gh-client, client_secret: gh-secret, scopes: [repo],
+      endpoint: {auth_url: "https://gh.vendor.example/authorize", token_url: "https://gh.vendor.example/token"}}}}
+`
+
+// TestStepUp_ScopesGoOnlyToTheRouteTheResourceNames: the scopes of a step-up are what one
+// upstream asked for; an authorization request whose resource does not name that route (the
+// host's origin, covering every route) must not make the gateway ask another route's
+// provider for them.
+func TestStepUp_ScopesGoOnlyToTheRouteTheResourceNames(t *testing.T) {
+	t.Parallel()
+	e := newDiscoveryEnvWith(t, "{}", false, codeHostRoute)
+	sid := e.session("alice")
+	exp := e.clock.now().Add(time.Hour)
+	for id, scope := range map[string]string{remoteRoute: "files:read files:write", "https://remote.example.com/gh": "repo"} {
+		if err := e.svc.SaveToken(context.Background(), "alice", id, Token{AccessToken: "at-" + scope, RefreshToken: "rt", Expiry: exp, Scope: scope}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	authorize := func(resource, scope string) *httptest.ResponseRecorder {
+		return e.do("https://remote.example.com"+paths.Authorize+"?"+url.Values{"resource": {resource}, "scope": {scope}}.Encode(), sid)
+	}
+	// The vendor's step-up scope, asked with the host-level resource: the code host's
+	// provider is not asked for it.
+	for _, resource := range []string{"https://remote.example.com", ""} {
+		rec := authorize(resource, "mcp files:write")
+		if loc := rec.Header().Get("Location"); strings.HasPrefix(loc, "https://gh.vendor.example/") {
+			t.Errorf("resource %q: the code host's provider is asked for another upstream's scopes: %s", resource, loc)
+		}
+	}
+	// A step-up for the route the resource names still works.
+	rec := authorize("https://remote.example.com/gh", "mcp admin:org")
+	loc, _ := url.Parse(rec.Header().Get("Location"))
+	if rec.Code != http.StatusSeeOther || loc == nil || loc.Host != "gh.vendor.example" || loc.Query().Get("scope") != "repo admin:org" {
+		t.Errorf("step-up of the named route: %d %q, want the code host's provider asked for repo admin:org", rec.Code, rec.Header().Get("Location"))
+	}
+}
+
+// TestStepUp_ScopeNotGrantedEndsOnAPage: an authorization server that does not grant the
+// scope a step-up asked for must not send the browser round the authorization request and
+// the upstream's authorization for ever: the callback says what was not granted.
+func TestStepUp_ScopeNotGrantedEndsOnAPage(t *testing.T) {
+	t.Parallel()
+	e := newDiscoveryEnv(t, "{}", false)
+	token := e.v.handlers["auth.vendor.example POST /token"]
+	e.v.set("auth.vendor.example POST /token", func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		token(rec, r)
+		var doc map[string]any
+		if rec.Code == http.StatusOK && json.Unmarshal(rec.Body.Bytes(), &doc) == nil {
+			doc["scope"] = "files:read offline_access" // never files:write
+			b, _ := json.Marshal(doc)
+			rec.Body = bytes.NewBuffer(b)
+		}
+		maps.Copy(w.Header(), rec.Header())
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	})
+	sid := e.session("alice")
+	if rec := e.connect(sid); rec.Code != http.StatusSeeOther {
+		t.Fatalf("connect: %d %s", rec.Code, rec.Body.String())
+	}
+	next := "https://remote.example.com" + paths.Authorize + "?resource=" + url.QueryEscape(remoteRoute) + "&scope=mcp+files%3Awrite"
+	for round := 0; round < 3; round++ {
+		rec := e.do(next, sid)
+		loc := rec.Header().Get("Location")
+		if !strings.HasPrefix(loc, vendorIssuer+"/authorize?") {
+			if round == 0 {
+				t.Fatalf("step-up: %d %q, want the upstream authorization", rec.Code, loc)
+			}
+			return
+		}
+		resp, err := e.client.Get(loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		back := e.do(resp.Header.Get("Location"), sid)
+		if back.Code != http.StatusSeeOther {
+			body := back.Body.String()
+			if back.Code != http.StatusForbidden || !strings.Contains(body, "files:write") || !strings.Contains(body, "Request ID") {
+				t.Errorf("callback: %d, want a 403 page naming the scope not granted and the request ID: %s", back.Code, body)
+			}
+			return
+		}
+		next = "https://remote.example.com" + back.Header().Get("Location")
+	}
+	t.Error("the browser goes round the authorization request and the upstream's authorization again and again")
+}
+
+// TestDiscovery_CallbackKeepsTheAuthorizationServerItStartedWith: an upstream that names
+// another authorization server while the user signs in (its metadata may be cached for one
+// minute only) must not receive the code and PKCE verifier the first one issued.
+func TestDiscovery_CallbackKeepsTheAuthorizationServerItStartedWith(t *testing.T) {
+	t.Parallel()
+	e := newDiscoveryEnv(t, "{}", false)
+	e.v.setServerMetadata(func(m map[string]any) { delete(m, "authorization_response_iss_parameter_supported") })
+	authorize := e.v.handlers["auth.vendor.example GET /authorize"]
+	e.v.set("auth.vendor.example GET /authorize", func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		authorize(rec, r)
+		loc, _ := url.Parse(rec.Header().Get("Location"))
+		q := loc.Query()
+		q.Del("iss") // a server without RFC 9207
+		loc.RawQuery = q.Encode()
+		http.Redirect(w, r, loc.String(), http.StatusFound)
+	})
+	prm := func(issuer string) http.HandlerFunc {
+		return jsonHandler("no-store", map[string]any{"resource": vendorMCP, "authorization_servers": []string{issuer}})
+	}
+	e.v.set("mcp.vendor.example GET /.well-known/oauth-protected-resource/mcp", prm(vendorIssuer))
+	sid := e.session("alice")
+	rec := e.startConnect(sid)
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("connect: %d %s", rec.Code, rec.Body.String())
+	}
+	resp, err := e.client.Get(rec.Header().Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	// Meanwhile the upstream names another authorization server.
+	const other = "https://auth2.vendor.example"
+	e.v.set("mcp.vendor.example GET /.well-known/oauth-protected-resource/mcp", prm(other))
+	e.v.set("auth2.vendor.example GET /.well-known/oauth-authorization-server", jsonHandler("", map[string]any{
+		"issuer": other, "authorization_endpoint": other + "/authorize", "token_endpoint": other + "/token",
+		"code_challenge_methods_supported": []string{"S256"}, "client_id_metadata_document_supported": true,
+	}))
+	e.v.set("auth2.vendor.example POST /token", jsonHandler("", map[string]any{"access_token": "from-auth2", "token_type": "Bearer"}))
+	e.clock.add(2 * time.Minute)
+	back := e.do(resp.Header.Get("Location"), sid)
+	if n := e.v.hit("auth2.vendor.example POST /token"); n != 0 {
+		t.Errorf("the code was sent to the authorization server named after the flow started (%d calls)", n)
+	}
+	if back.Code == http.StatusSeeOther {
+		t.Errorf("callback: %d %q, want a failure page", back.Code, back.Header().Get("Location"))
+	}
+	if ok, _ := e.svc.Connected(context.Background(), "alice", remoteRoute); ok {
+		t.Error("connected with a token from another authorization server")
+	}
+}
