@@ -95,6 +95,9 @@ type Token struct {
 	RefreshToken string    `json:"refresh_token,omitempty"`
 	Expiry       time.Time `json:"expiry,omitzero"` // zero: the provider did not say
 	Scope        string    `json:"scope,omitempty"`
+	// Issuer is the discovered authorization server that issued the token (upstream_discovery
+	// routes): its refresh token goes to no other.
+	Issuer string `json:"iss,omitempty"`
 }
 
 // ParseTokenResponse reads a token endpoint's answer: a JSON object (or, from providers that

@@ -278,6 +278,9 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 	if tok.Scope == "" {
 		tok.Scope = st.Scope // RFC 6749 §5.1: no scope in the answer means the one asked for
 	}
+	if p.disc != nil {
+		tok.Issuer = p.issuer
+	}
 	if err := s.save(ctx, sess.Subject, rt.ID, tok); err != nil {
 		s.internalError(w, r, "store upstream token", err)
 		return

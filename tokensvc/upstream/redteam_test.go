@@ -164,3 +164,46 @@ func TestDiscovery_CallbackKeepsTheAuthorizationServerItStartedWith(t *testing.T
 		t.Error("connected with a token from another authorization server")
 	}
 }
+
+// TestDiscovery_RefreshTokenGoesOnlyToItsIssuer: an upstream that names another
+// authorization server after the user connected must not receive, at that server's token
+// endpoint, the refresh token the first one issued; the user connects again.
+func TestDiscovery_RefreshTokenGoesOnlyToItsIssuer(t *testing.T) {
+	t.Parallel()
+	e := newDiscoveryEnv(t, "{}", false)
+	if rec := e.connect(e.session("alice")); rec.Code != http.StatusSeeOther {
+		t.Fatalf("connect: %d %s", rec.Code, rec.Body.String())
+	}
+	e.v.mu.Lock()
+	issued := append([]string(nil), e.v.issued...)
+	e.v.mu.Unlock()
+	const other = "https://auth2.vendor.example"
+	var got []url.Values
+	e.v.set("mcp.vendor.example GET /.well-known/oauth-protected-resource/mcp", jsonHandler("", map[string]any{
+		"resource": vendorMCP, "authorization_servers": []string{other}}))
+	e.v.set("auth2.vendor.example GET /.well-known/oauth-authorization-server", jsonHandler("", map[string]any{
+		"issuer": other, "authorization_endpoint": other + "/authorize", "token_endpoint": other + "/token",
+		"code_challenge_methods_supported": []string{"S256"}, "client_id_metadata_document_supported": true,
+	}))
+	e.v.set("auth2.vendor.example POST /token", func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		e.v.mu.Lock()
+		got = append(got, r.PostForm)
+		e.v.mu.Unlock()
+		jsonHandler("", map[string]any{"access_token": "from-auth2", "token_type": "Bearer", "expires_in": 3600})(w, r)
+	})
+	e.clock.add(time.Hour) // the TI and the cached metadata expired
+	ti, _, err := e.svc.Token(context.Background(), "alice", remoteRoute)
+	e.v.mu.Lock()
+	defer e.v.mu.Unlock()
+	for _, f := range got {
+		for _, s := range issued {
+			if f.Get("refresh_token") == s {
+				t.Errorf("the refresh token of %s was sent to %s", vendorIssuer, other)
+			}
+		}
+	}
+	if err == nil || ti == "from-auth2" {
+		t.Errorf("Token = %q, %v; want the user asked to connect again", ti, err)
+	}
+}

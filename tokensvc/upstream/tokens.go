@@ -252,6 +252,14 @@ func (s *Service) refresh(ctx context.Context, rt *Route, subject string) (Token
 		s.release(rt, subject, holder, false)
 		return Token{}, err
 	}
+	if p.disc != nil && t.Issuer != p.issuer {
+		// The upstream now names another authorization server: the refresh token goes to the
+		// one that issued it or nowhere, and the user connects again.
+		s.events.Refresh(RefreshRefused)
+		s.log.WarnContext(ctx, "upstream token refresh: the discovered authorization server changed; the user must connect again", "route_id", rt.ID, "sub", subject)
+		s.release(rt, subject, holder, true)
+		return Token{}, fmt.Errorf("%w: the upstream's authorization server changed", ErrUpstreamRequired)
+	}
 	nt, err := s.exchange(ctx, rt, p, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.RefreshToken}})
 	if err != nil {
 		s.afterTokenError(ctx, rt, p, err)
@@ -275,6 +283,7 @@ func (s *Service) refresh(ctx context.Context, rt *Route, subject string) (Token
 	if nt.Scope == "" {
 		nt.Scope = t.Scope
 	}
+	nt.Issuer = t.Issuer
 	next, err := s.record(subject, rt.ID, nt)
 	if err != nil {
 		s.release(rt, subject, holder, false)
