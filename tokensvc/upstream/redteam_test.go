@@ -207,3 +207,54 @@ func TestDiscovery_RefreshTokenGoesOnlyToItsIssuer(t *testing.T) {
 		t.Errorf("Token = %q, %v; want the user asked to connect again", ti, err)
 	}
 }
+
+// TestDiscovery_PublicClientBesideOtherRoutesNeedsIss: every upstream route of a host shares
+// one callback URL. A public client (client ID metadata document, or a dynamic registration
+// without a secret) whose authorization server does not send RFC 9207 iss cannot tell its
+// codes from another route's: another route's provider, handed such a code by a browser it
+// redirected, would redeem it with the verifier the gateway sends it. Beside other upstream
+// routes the gateway is a public client only at a server that sends iss.
+func TestDiscovery_PublicClientBesideOtherRoutesNeedsIss(t *testing.T) {
+	t.Parallel()
+	docURL := "https://remote.example.com" + paths.UpstreamClientMetadata
+	cases := []struct {
+		name       string
+		more       string // other routes of the host
+		meta       func(m map[string]any)
+		wantClient string // client_id of the authorization request; "" a registration failure
+	}{
+		{"document beside another route, no iss: confidential registration instead", codeHostRoute, func(m map[string]any) {
+			m["client_id_metadata_document_supported"] = true
+			delete(m, "authorization_response_iss_parameter_supported")
+		}, "dyn-1"},
+		{"only public registration beside another route, no iss: refused", codeHostRoute, func(m map[string]any) {
+			m["token_endpoint_auth_methods_supported"] = []string{"none"}
+			delete(m, "authorization_response_iss_parameter_supported")
+		}, ""},
+		{"document beside another route, with iss", codeHostRoute, func(m map[string]any) {
+			m["client_id_metadata_document_supported"] = true
+		}, docURL},
+		{"document alone on the host, no iss", "", func(m map[string]any) {
+			m["client_id_metadata_document_supported"] = true
+			delete(m, "authorization_response_iss_parameter_supported")
+		}, docURL},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newDiscoveryEnvWith(t, "{}", false, tc.more)
+			e.v.setServerMetadata(tc.meta)
+			rec := e.do("https://remote.example.com"+paths.Connect+"?route="+url.QueryEscape(remoteRoute)+"&redirect_url="+url.QueryEscape(appURL), e.session("alice"))
+			if tc.wantClient == "" {
+				if rec.Code != http.StatusBadGateway || !strings.Contains(rec.Body.String(), "did not register the gateway") || !strings.Contains(rec.Body.String(), "RFC 9207") {
+					t.Fatalf("connect: %d %q, want the registration failure page: %s", rec.Code, rec.Header().Get("Location"), rec.Body.String())
+				}
+				return
+			}
+			loc, _ := url.Parse(rec.Header().Get("Location"))
+			if rec.Code != http.StatusSeeOther || loc == nil || loc.Query().Get("client_id") != tc.wantClient {
+				t.Fatalf("connect: %d %q, want an authorization request for client %s", rec.Code, rec.Header().Get("Location"), tc.wantClient)
+			}
+		})
+	}
+}

@@ -86,7 +86,11 @@ func (s *Service) register(ctx context.Context, rt *Route, d *discovered) (regis
 	if c := rt.Discovery; c.ClientID != "" {
 		return registration{Kind: RegistrationConfigured, ClientID: c.ClientID, Secret: c.ClientSecret}, nil
 	}
-	if d.as.CIMD && s.documentURLAllowed(rt.Origin) {
+	// Every upstream route of a host shares its callback URL: beside other routes, a public
+	// client's code could be handed to another route's provider, which would redeem it with
+	// the verifier the gateway sends it. Only RFC 9207 iss tells such a code apart.
+	publicOK := len(s.byHost[rt.Host]) < 2 || d.as.IssParameter
+	if d.as.CIMD && publicOK && s.documentURLAllowed(rt.Origin) {
 		return registration{Kind: RegistrationDocument, ClientID: rt.Origin + paths.UpstreamClientMetadata, AuthMethod: "none"}, nil
 	}
 	if d.as.RegistrationEndpoint == "" {
@@ -96,14 +100,17 @@ func (s *Service) register(ctx context.Context, rt *Route, d *discovered) (regis
 	issuer, redirect := d.as.Issuer, rt.CallbackURL()
 	if rec, err := s.store.GetUpstreamClient(ctx, issuer, redirect, s.now()); err == nil {
 		if reg, err := s.openRegistration(rec); err == nil {
-			return reg, nil
+			return reg, publicAllowed(reg, publicOK, d)
 		}
 		_ = s.store.DeleteUpstreamClient(ctx, issuer, redirect, rec.CreatedAt)
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return registration{}, fmt.Errorf("read upstream registration: %w", err)
 	}
-	reg, expires, err := s.registerDynamic(ctx, d, redirect)
+	reg, expires, err := s.registerDynamic(ctx, d, redirect, publicOK)
 	if err != nil {
+		return registration{}, err
+	}
+	if err := publicAllowed(reg, publicOK, d); err != nil {
 		return registration{}, err
 	}
 	raw, _ := json.Marshal(reg)
@@ -116,13 +123,26 @@ func (s *Service) register(ctx context.Context, rt *Route, d *discovered) (regis
 		if err != nil {
 			return registration{}, fmt.Errorf("read upstream registration: %w", err)
 		}
-		return s.openRegistration(got)
+		reg, err := s.openRegistration(got)
+		if err != nil {
+			return registration{}, err
+		}
+		return reg, publicAllowed(reg, publicOK, d)
 	case err != nil:
 		return registration{}, fmt.Errorf("store upstream registration: %w", err)
 	}
 	reg.createdAt = rec.CreatedAt
 	s.log.InfoContext(ctx, "registered at an upstream authorization server", "issuer", issuer, "redirect_uri", redirect)
 	return reg, nil
+}
+
+// publicAllowed refuses a public registration (no client secret) where publicOK is false.
+func publicAllowed(reg registration, publicOK bool, d *discovered) error {
+	if reg.Secret != "" || publicOK {
+		return nil
+	}
+	return &DiscoveryError{Kind: FailRegistrationRefused, What: "dynamic client registration", URL: endpointLabel(d.as.RegistrationEndpoint),
+		Reason: "the server registers only public clients and does not send iss (RFC 9207), which a public client needs beside other upstream routes of its host"}
 }
 
 // forgetRegistration removes a dynamic registration the server no longer accepts.
@@ -153,18 +173,22 @@ func registrationPurpose(issuer, redirect string) string {
 }
 
 // registerDynamic registers at d's registration endpoint (RFC 7591): a confidential client
-// when the server offers client_secret_basic or client_secret_post, else a public one.
-func (s *Service) registerDynamic(ctx context.Context, d *discovered, redirect string) (registration, time.Time, error) {
+// when the server offers client_secret_basic or client_secret_post, else (when publicOK) a
+// public one.
+func (s *Service) registerDynamic(ctx context.Context, d *discovered, redirect string, publicOK bool) (registration, time.Time, error) {
 	const what = "dynamic client registration"
 	endpoint := d.as.RegistrationEndpoint
 	method := "client_secret_basic" // RFC 8414's default when none are listed
 	if m := d.as.TokenAuthMethods; len(m) > 0 {
 		method = ""
 		for _, want := range []string{"client_secret_basic", "client_secret_post", "none"} {
-			if slices.Contains(m, want) {
+			if slices.Contains(m, want) && (want != "none" || publicOK) {
 				method = want
 				break
 			}
+		}
+		if method == "" && slices.Contains(m, "none") {
+			return registration{}, time.Time{}, publicAllowed(registration{}, false, d)
 		}
 		if method == "" {
 			return registration{}, time.Time{}, &DiscoveryError{Kind: FailRegistrationRefused, What: what, URL: endpointLabel(endpoint),
