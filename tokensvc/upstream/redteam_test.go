@@ -258,3 +258,67 @@ func TestDiscovery_PublicClientBesideOtherRoutesNeedsIss(t *testing.T) {
 		})
 	}
 }
+
+// TestDiscovery_HostileRegistrationEndpoint: a registration endpoint that is slow, huge,
+// malformed, redirects or quotes what it was sent ends on the registration failure page,
+// with the request ID and nothing it chose, and no registration is stored.
+func TestDiscovery_HostileRegistrationEndpoint(t *testing.T) {
+	t.Parallel()
+	modes := map[string]http.HandlerFunc{
+		"slow": func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(3 * time.Second):
+			}
+		},
+		"slow body": func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte(`{"client_id":"`))
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(3 * time.Second):
+			}
+		},
+		"huge": func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte(`{"client_id":"` + strings.Repeat("a", MaxResponseBytes) + `"}`))
+		},
+		"malformed": func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte(`{"client_id": "x", <b>`))
+		},
+		"no client_id": jsonHandler("", map[string]any{"client_secret": "s"}),
+		"client_id with spaces": jsonHandler("", map[string]any{"client_id": "a b <i>x</i>"}),
+		"redirect": func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "https://auth.vendor.example/elsewhere", http.StatusTemporaryRedirect)
+		},
+		"error text": func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"error":"<i>pwned</i>","error_description":"<i>pwned</i>"}`))
+		},
+	}
+	for name, h := range modes {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newDiscoveryEnv(t, "{}", false)
+			e.svc.callTimeout = 300 * time.Millisecond
+			e.v.set("auth.vendor.example POST /register", h)
+			start := time.Now()
+			rec := e.startConnect(e.session("alice"))
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("took %s", d)
+			}
+			body := rec.Body.String()
+			if rec.Code != http.StatusBadGateway || !strings.Contains(body, "did not register the gateway") || !strings.Contains(body, "Request ID") {
+				t.Errorf("connect: %d, want the registration failure page with the request ID: %s", rec.Code, body)
+			}
+			if strings.Contains(body, "<i>") || strings.Contains(body, "pwned") || strings.Contains(e.logs.String(), "pwned") {
+				t.Error("the page or the logs show what the server chose")
+			}
+			if _, err := e.st.GetUpstreamClient(context.Background(), vendorIssuer, "https://remote.example.com"+paths.UpstreamCallback, e.clock.now()); err == nil {
+				t.Error("a registration was stored")
+			}
+		})
+	}
+}

@@ -212,7 +212,12 @@ func (s *Service) registerDynamic(ctx context.Context, d *discovered, redirect s
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.disc.client.Do(req)
 	if err != nil {
-		return registration{}, time.Time{}, s.disc.fetchError(what, endpoint, err)
+		err := s.disc.fetchError(what, endpoint, err)
+		var de *DiscoveryError
+		if errors.As(err, &de) && de.Kind != FailForbiddenAddress {
+			de.Kind = FailRegistrationRefused // the page names the registration, not the metadata
+		}
+		return registration{}, time.Time{}, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
