@@ -288,7 +288,7 @@ func TestDiscovery_HostileRegistrationEndpoint(t *testing.T) {
 			w.WriteHeader(http.StatusCreated)
 			_, _ = w.Write([]byte(`{"client_id": "x", <b>`))
 		},
-		"no client_id": jsonHandler("", map[string]any{"client_secret": "s"}),
+		"no client_id":          jsonHandler("", map[string]any{"client_secret": "s"}),
 		"client_id with spaces": jsonHandler("", map[string]any{"client_id": "a b <i>x</i>"}),
 		"redirect": func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "https://auth.vendor.example/elsewhere", http.StatusTemporaryRedirect)
