@@ -322,3 +322,47 @@ func TestDiscovery_HostileRegistrationEndpoint(t *testing.T) {
 		})
 	}
 }
+
+// TestDiscovery_RegisteredSecretStaysSecret: the client secret a dynamic registration
+// returned goes only into the token endpoint's Authorization header: never into the
+// authorization URL the browser sees, a page, a log line, or the store unsealed.
+func TestDiscovery_RegisteredSecretStaysSecret(t *testing.T) {
+	t.Parallel()
+	e := newDiscoveryEnv(t, "{}", false)
+	sid := e.session("alice")
+	rec := e.startConnect(sid)
+	loc := rec.Header().Get("Location")
+	resp, err := e.client.Get(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	back := e.do(resp.Header.Get("Location"), sid)
+	e.clock.add(time.Hour)
+	if _, _, err := e.svc.Token(context.Background(), "alice", remoteRoute); err != nil {
+		t.Fatalf("refresh: %v", err)
+	}
+	e.v.mu.Lock()
+	sec, forms := e.v.clientSecret, e.v.tokenForms
+	e.v.mu.Unlock()
+	if sec == "" || len(forms) < 2 {
+		t.Fatalf("secret %q, %d token requests: the flow did not run", sec, len(forms))
+	}
+	rc, err := e.st.GetUpstreamClient(context.Background(), vendorIssuer, "https://remote.example.com"+paths.UpstreamCallback, e.clock.now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, s := range map[string]string{
+		"the authorization URL": loc, "the callback answer": back.Body.String() + back.Header().Get("Location"),
+		"the logs": e.logs.String(), "the stored registration": string(rc.Sealed),
+	} {
+		if strings.Contains(s, sec) {
+			t.Errorf("the client secret is in %s", what)
+		}
+	}
+	for _, f := range forms {
+		if f.Has("client_secret") {
+			t.Errorf("the client secret is in a token request body (registered for client_secret_basic): %v", f.Get("grant_type"))
+		}
+	}
+}
