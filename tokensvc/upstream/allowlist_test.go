@@ -86,7 +86,7 @@ func FuzzDiscoveryAllowed(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if req.URL.Hostname() != u.Hostname() || req.Host != "" && req.Host != u.Host {
+		if req.URL.Hostname() != u.Hostname() || req.Host != strings.TrimSuffix(u.Host, ":") { // an empty port is dropped
 			t.Fatalf("allowed %q: the request goes to %q", raw, req.URL.Host)
 		}
 	})

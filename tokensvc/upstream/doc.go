@@ -11,8 +11,10 @@
 // at paths.UpstreamClientMetadata, dynamic registration stored in store.UpstreamClients);
 // every authorization, exchange and refresh then carries the discovered resource. A
 // discovery or registration failure is a 502 page naming the step (DiscoveryError). An
-// authorization request asking for scopes beyond the gateway's own is a step-up: the routes
-// whose TI lacks them connect again (BeforeCode).
+// authorization request asking for scopes beyond the gateway's own is a step-up: the route
+// its resource names connects again if its TI lacks them (BeforeCode). A discovered flow is
+// bound to its issuer: the callback sends the code, and a refresh the refresh token, to the
+// authorization server that issued them and to no other the upstream names later.
 //
 //   - paths.Connect (GET ?redirect_url=…[&route=…]) on an mcp.server route host: redirect_url
 //     must be on the origin of an mcp.client route (CheckRedirectURL), else a 400 page and
