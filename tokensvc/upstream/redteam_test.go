@@ -366,3 +366,46 @@ func TestDiscovery_RegisteredSecretStaysSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscovery_EachRouteKeepsItsOwnAuthorizationServer: two upstream_discovery routes of
+// one host whose upstreams name different authorization servers: neither route's discovery
+// or registration is used for the other.
+func TestDiscovery_EachRouteKeepsItsOwnAuthorizationServer(t *testing.T) {
+	t.Parallel()
+	const other, route2 = "https://auth2.vendor.example", "https://remote.example.com/two"
+	e := newDiscoveryEnvWith(t, "{}", false, `  - name: Second vendor
+    from: `+route2+`
+    to: https://mcp2.vendor.example/mcp
+    policy: {allow: {and: [{authenticated_user: true}]}}
+    mcp: {server: {upstream_discovery: {}}}
+`)
+	e.v.set("mcp2.vendor.example POST /mcp", challenge(`Bearer resource_metadata="https://mcp2.vendor.example/prm"`))
+	e.v.set("mcp2.vendor.example GET /prm", jsonHandler("", map[string]any{
+		"resource": "https://mcp2.vendor.example/mcp", "authorization_servers": []string{other}}))
+	e.v.set("auth2.vendor.example GET /.well-known/oauth-authorization-server", jsonHandler("", map[string]any{
+		"issuer": other, "authorization_endpoint": other + "/authorize", "token_endpoint": other + "/token",
+		"registration_endpoint": other + "/register", "code_challenge_methods_supported": []string{"S256"},
+		"authorization_response_iss_parameter_supported": true,
+	}))
+	e.v.set("auth2.vendor.example POST /register", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"client_id":"two-client","client_secret":"two-secret","token_endpoint_auth_method":"client_secret_basic"}`))
+	})
+	sid := e.session("alice")
+	want := map[string][3]string{ // route: authorization endpoint, client, resource
+		remoteRoute: {vendorIssuer + "/authorize", "dyn-1", vendorMCP},
+		route2:      {other + "/authorize", "two-client", "https://mcp2.vendor.example/mcp"},
+	}
+	for _, rt := range []string{remoteRoute, route2, remoteRoute, route2} {
+		rec := e.do("https://remote.example.com"+paths.Connect+"?route="+url.QueryEscape(rt)+"&redirect_url="+url.QueryEscape(appURL), sid)
+		loc, err := url.Parse(rec.Header().Get("Location"))
+		if rec.Code != http.StatusSeeOther || err != nil {
+			t.Fatalf("%s: connect %d %s", rt, rec.Code, rec.Body.String())
+		}
+		w := want[rt]
+		q := loc.Query()
+		if got := loc.Scheme + "://" + loc.Host + loc.Path; got != w[0] || q.Get("client_id") != w[1] || q.Get("resource") != w[2] {
+			t.Errorf("%s: authorization request %s client %q resource %q, want %v", rt, got, q.Get("client_id"), q.Get("resource"), w)
+		}
+	}
+}
