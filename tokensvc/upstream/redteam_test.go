@@ -304,12 +304,11 @@ func TestDiscovery_HostileRegistrationEndpoint(t *testing.T) {
 			e := newDiscoveryEnv(t, "{}", false)
 			e.svc.callTimeout = 300 * time.Millisecond
 			e.v.set("auth.vendor.example POST /register", h)
-			start := time.Now()
 			rec := e.startConnect(e.session("alice"))
-			if d := time.Since(start); d > 2*time.Second {
-				t.Errorf("took %s", d)
-			}
 			body := rec.Body.String()
+			if name == "slow" && !strings.Contains(body, "no complete answer within") {
+				t.Errorf("a registration endpoint that does not answer is not given up on: %s", body)
+			}
 			if rec.Code != http.StatusBadGateway || !strings.Contains(body, "did not register the gateway") || !strings.Contains(body, "Request ID") {
 				t.Errorf("connect: %d, want the registration failure page with the request ID: %s", rec.Code, body)
 			}
