@@ -408,3 +408,28 @@ func TestDiscovery_EachRouteKeepsItsOwnAuthorizationServer(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscovery_ChallengeScopeCannotRewriteTheAuthorizationRequest: the scope of an
+// upstream's challenge is asked of its own authorization server as scope tokens only: it
+// cannot add parameters to the authorization URL, and a malformed one is dropped.
+func TestDiscovery_ChallengeScopeCannotRewriteTheAuthorizationRequest(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ challenge, scope string }{
+		{`Bearer resource_metadata="https://mcp.vendor.example/.well-known/oauth-protected-resource/mcp", scope="files:read&client_id=evil&redirect_uri=https://evil.example/#x"`,
+			"files:read&client_id=evil&redirect_uri=https://evil.example/#x offline_access"},
+		{"Bearer resource_metadata=\"https://mcp.vendor.example/.well-known/oauth-protected-resource/mcp\", scope=\"a\\\"b\"", "files:read files:write offline_access"},
+	} {
+		e := newDiscoveryEnv(t, "{}", false)
+		e.v.set("mcp.vendor.example POST /mcp", challenge(tc.challenge))
+		rec := e.startConnect(e.session("alice"))
+		loc, err := url.Parse(rec.Header().Get("Location"))
+		if rec.Code != http.StatusSeeOther || err != nil {
+			t.Fatalf("connect: %d %s", rec.Code, rec.Body.String())
+		}
+		q := loc.Query()
+		if len(q["client_id"]) != 1 || q.Get("client_id") != "dyn-1" || len(q["redirect_uri"]) != 1 ||
+			q.Get("redirect_uri") != "https://remote.example.com"+paths.UpstreamCallback || loc.Fragment != "" || q.Get("scope") != tc.scope {
+			t.Errorf("challenge %s: authorization request %v", tc.challenge, q)
+		}
+	}
+}
