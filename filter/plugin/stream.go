@@ -294,7 +294,7 @@ func (s *stream) OnResponseHeaders(_ int, endOfStream bool) Action {
 // 401 carries the gateway's own challenge instead. The MCP session ID it hands out reaches the
 // client bound to the user and route (session.go).
 func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
-	var status, session string
+	var status, session, authn string
 	var cookies []string
 	gatewayCookie, hasSession := false, false
 	for _, h := range s.h.ResponseHeaders() {
@@ -304,6 +304,10 @@ func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
 		case sessionHeader:
 			if !hasSession {
 				session, hasSession = h.Value, true
+			}
+		case "www-authenticate":
+			if authn == "" {
+				authn = h.Value
 			}
 		case "set-cookie":
 			name, _, _ := strings.Cut(strings.TrimSpace(h.Value), "=")
@@ -329,8 +333,13 @@ func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
 			s.h.RemoveResponseHeader("content-length") // the first event may change length
 		}
 		s.h.RemoveResponseHeader("www-authenticate")
-		if status == "401" {
+		switch {
+		case status == "401":
 			s.h.SetResponseHeader("www-authenticate", `Bearer error="invalid_token", `+s.route.challenge)
+		case status == "403" && s.route.UpstreamOAuth2 && authn != "":
+			if v, ok := stepUpChallenge(authn, s.route.resourceMetadata); ok {
+				s.h.SetResponseHeader("www-authenticate", v)
+			}
 		}
 	}
 }

@@ -124,7 +124,8 @@ func TestRender_GatewayAPIIngressAttachesToTheGateway(t *testing.T) {
 // and the configuration in the ConfigMap loads when the file is there.
 func TestRender_UpstreamClientSecretIsMountedNotWritten(t *testing.T) {
 	t.Parallel()
-	raw := strings.Replace(string(readExample(t, "gateway.yaml")), "routes:\n", `routes:
+	for name, route := range map[string]string{
+		"upstream_oauth2": `routes:
   - name: GitHub
     from: https://mcp.example.com/github
     to: http://github-mcp.mcp-servers.svc.cluster.local:8080/mcp
@@ -134,7 +135,27 @@ func TestRender_UpstreamClientSecretIsMountedNotWritten(t *testing.T) {
           client_id: gh-client
           client_secret: upstream-secret-value-42
           endpoint: {auth_url: https://github.com/login/oauth/authorize, token_url: https://github.com/login/oauth/access_token}
-`, 1)
+`,
+		"upstream_discovery": `mcp_allowed_upstream_domains: ["*.vendor.example"]
+routes:
+  - name: Vendor
+    from: https://mcp.example.com/vendor
+    to: https://mcp.vendor.example/mcp
+    mcp:
+      server:
+        upstream_discovery:
+          client_id: vendor-client
+          client_secret: upstream-secret-value-42
+`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testUpstreamClientSecretIsMounted(t, strings.Replace(string(readExample(t, "gateway.yaml")), "routes:\n", route, 1))
+		})
+	}
+}
+
+func testUpstreamClientSecretIsMounted(t *testing.T, raw string) {
 	files := renderConfig(t, []byte(raw), Options{})
 	for name, b := range files {
 		if strings.Contains(string(b), "upstream-secret-value-42") {
@@ -174,7 +195,14 @@ func TestRender_UpstreamClientSecretIsMountedNotWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.Routes[0].MCP.Server.UpstreamOAuth2.ClientSecret; got != "upstream-secret-value-42" {
+	srv := cfg.Routes[0].MCP.Server
+	got := ""
+	if srv.UpstreamOAuth2 != nil {
+		got = srv.UpstreamOAuth2.ClientSecret
+	} else if srv.UpstreamDiscovery != nil {
+		got = srv.UpstreamDiscovery.ClientSecret
+	}
+	if got != "upstream-secret-value-42" {
 		t.Errorf("the token service would read client secret %q", got)
 	}
 }

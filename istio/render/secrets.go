@@ -45,6 +45,9 @@ func secretKeys(cfg *config.Config) []secretKey {
 		if r.MCP != nil && r.MCP.Server != nil && r.MCP.Server.UpstreamOAuth2 != nil && r.MCP.Server.UpstreamOAuth2.ClientSecret != "" {
 			keys = append(keys, secretKey{Key: upstreamSecretKey(i), What: fmt.Sprintf("`routes[%d].mcp.server.upstream_oauth2.client_secret` (%s): the client secret at the upstream provider", i, r.From)})
 		}
+		if r.MCP != nil && r.MCP.Server != nil && r.MCP.Server.UpstreamDiscovery != nil && r.MCP.Server.UpstreamDiscovery.ClientSecret != "" {
+			keys = append(keys, secretKey{Key: upstreamSecretKey(i), What: fmt.Sprintf("`routes[%d].mcp.server.upstream_discovery.client_secret` (%s): the secret of the client registered at the discovered authorization server", i, r.From)})
+		}
 	}
 	if cfg.Storage.Type == "postgres" && dsnHasPassword(cfg.Storage.DSN) {
 		keys = append(keys, secretKey{Key: "storage-password", Env: "PGPASSWORD", What: "the password of `storage.dsn` (the rendered DSN has none; PostgreSQL's client reads PGPASSWORD)"})
@@ -95,7 +98,11 @@ func configMapData(cfg *config.Config, raw []byte, keys []secretKey) ([]byte, er
 	}
 	if routes := mapValue(doc, "routes"); routes != nil && routes.Kind == yaml.SequenceNode {
 		for i, rn := range routes.Content {
-			up := mapValue(mapValue(mapValue(rn, "mcp"), "server"), "upstream_oauth2")
+			server := mapValue(mapValue(rn, "mcp"), "server")
+			up := mapValue(server, "upstream_oauth2")
+			if up == nil {
+				up = mapValue(server, "upstream_discovery")
+			}
 			if up == nil {
 				continue
 			}

@@ -31,6 +31,10 @@ type Config struct {
 
 	// MCPAllowedClientIDDomains are the domain patterns allowed for URL client IDs.
 	MCPAllowedClientIDDomains []string `yaml:"mcp_allowed_client_id_domains"`
+	// MCPAllowedUpstreamDomains are the domain patterns (same "*." semantics) of every URL
+	// the token service learns from an upstream_discovery route's upstream and fetches
+	// (docs/upstream-discovery.md).
+	MCPAllowedUpstreamDomains []string `yaml:"mcp_allowed_upstream_domains"`
 	// MCPClients are the OAuth clients the operator registers (mcpclients.go).
 	MCPClients []OAuthClient `yaml:"mcp_clients"`
 	// AuthorizeLogFields lists the fields of each authorization log record.
@@ -132,6 +136,11 @@ type MCP struct {
 // MCPServer marks a route as hosting an MCP server.
 type MCPServer struct {
 	UpstreamOAuth2 *UpstreamOAuth2 `yaml:"upstream_oauth2"`
+	// UpstreamDiscovery marks a route whose upstream protects itself with the MCP
+	// authorization specification: its authorization server is discovered, the gateway
+	// registers with it, and the TI is obtained as with upstream_oauth2
+	// (docs/upstream-discovery.md). Not together with UpstreamOAuth2.
+	UpstreamDiscovery *UpstreamDiscovery `yaml:"upstream_discovery"`
 	// MaxRequestBytes bounds the request body (default 4096).
 	MaxRequestBytes int64 `yaml:"max_request_bytes"`
 	// FilterToolList, when false, passes tools/list responses unfiltered (default true:
@@ -171,6 +180,28 @@ type UpstreamOAuth2 struct {
 	// Issuer is the provider's issuer identifier; when set, the `iss` of the authorization
 	// response (RFC 9207) must equal it.
 	Issuer string `yaml:"issuer"`
+}
+
+// UpstreamDiscovery is mcp.server.upstream_discovery: every field is optional.
+type UpstreamDiscovery struct {
+	// ClientID is a client the operator registered at the discovered authorization server
+	// (the first registration choice of the MCP specification); empty: a client ID metadata
+	// document or dynamic registration.
+	ClientID string `yaml:"client_id"`
+	// ClientSecret of ClientID; empty: a public client relying on PKCE.
+	ClientSecret string `yaml:"client_secret"`
+	// ClientSecretFile names a file holding ClientSecret; after Validate its content is in
+	// ClientSecret.
+	ClientSecretFile string `yaml:"client_secret_file"`
+	// Scopes replace the scopes the upstream asks for (its challenge, then its
+	// scopes_supported).
+	Scopes []string `yaml:"scopes"`
+}
+
+// HasUpstream reports whether the route sends an Internal Token upstream: it has
+// upstream_oauth2 or upstream_discovery.
+func (s *MCPServer) HasUpstream() bool {
+	return s != nil && (s.UpstreamOAuth2 != nil || s.UpstreamDiscovery != nil)
 }
 
 // OAuth2Endpoint is an upstream provider's endpoints.

@@ -91,11 +91,11 @@ func (c *Config) validateOAuthClients(e *Error) {
 		e.add("mcp_clients", "requires runtime_flags.mcp: true")
 	}
 	servers := map[string]bool{}  // mcp.server route IDs
-	upstream := map[string]bool{} // those with upstream_oauth2
+	upstream := map[string]bool{} // those with upstream_oauth2 or upstream_discovery
 	for i := range c.Routes {
 		if rt := &c.Routes[i]; rt.RouteKind() == pluginconf.KindServer {
 			servers[rt.Normalized().ID] = true
-			upstream[rt.Normalized().ID] = rt.MCP.Server.UpstreamOAuth2 != nil
+			upstream[rt.Normalized().ID] = rt.MCP.Server.HasUpstream()
 		}
 	}
 	seen := map[string]int{}

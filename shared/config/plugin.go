@@ -58,7 +58,7 @@ func (c *Config) PluginConfig() *pluginconf.Config {
 		}
 		if r.MCP != nil && r.MCP.Server != nil {
 			pr.MaxRequestBytes = r.MCP.Server.MaxRequestBytes
-			pr.UpstreamOAuth2 = r.MCP.Server.UpstreamOAuth2 != nil
+			pr.UpstreamOAuth2 = r.MCP.Server.HasUpstream()
 			pr.NoToolListFilter = r.MCP.Server.FilterToolList != nil && !*r.MCP.Server.FilterToolList
 			if tl := r.MCP.Server.ToolLock; tl != nil {
 				pr.ToolPins = &pluginconf.ToolPins{Warn: tl.Mode == ToolLockWarn, Digests: tl.digests}

@@ -30,6 +30,11 @@ func (c *Config) Validate() error {
 			e.add("mcp_allowed_client_id_domains["+strconv.Itoa(i)+"]", "%s", msg)
 		}
 	}
+	for i, d := range c.MCPAllowedUpstreamDomains {
+		if msg := checkDomainPattern(d); msg != "" {
+			e.add("mcp_allowed_upstream_domains["+strconv.Itoa(i)+"]", "%s", msg)
+		}
+	}
 	switch c.Storage.Type {
 	case "sqlite", "memory":
 	case "postgres":
@@ -188,6 +193,9 @@ func (c *Config) validateRoute(e *Error, i int, seen map[string]int) {
 		}
 		if u := s.UpstreamOAuth2; u != nil {
 			validateUpstreamOAuth2(e, key+".mcp.server.upstream_oauth2", u)
+		}
+		if s.UpstreamDiscovery != nil {
+			c.validateUpstreamDiscovery(e, i)
 		}
 	}
 }

@@ -34,6 +34,10 @@ const (
 	Connect = "/.gateway/mcp/connect"
 	// UpstreamCallback is the redirect URI operators register at an upstream OAuth provider.
 	UpstreamCallback = "/.gateway/mcp/oauth2/callback"
+	// UpstreamClientMetadata is the client ID metadata document the gateway serves on a host
+	// with upstream_discovery routes: its URL is the gateway's client_id at upstream
+	// authorization servers that support such documents (docs/upstream-discovery.md).
+	UpstreamClientMetadata = "/.gateway/mcp/oauth2/client.json"
 	// Disconnect removes the user's Internal Tokens (docs/pattern-2-upstream-oauth.md), on
 	// mcp.server hosts: GET shows a confirmation form, its POST disconnects.
 	Disconnect = "/.gateway/mcp/disconnect"

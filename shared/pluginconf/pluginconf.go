@@ -61,7 +61,8 @@ type Route struct {
 	Kind string `json:"kind"`
 	// MaxRequestBytes bounds the request body on server routes.
 	MaxRequestBytes int64 `json:"max_request_bytes,omitempty"`
-	// UpstreamOAuth2 is true when the route forwards an Internal Token upstream.
+	// UpstreamOAuth2 is true when the route forwards an Internal Token upstream (upstream_oauth2
+	// or upstream_discovery).
 	UpstreamOAuth2 bool `json:"upstream_oauth2,omitempty"`
 	// Policy is the route policy in its decoded YAML/JSON form (see shared/policy).
 	Policy any `json:"policy,omitempty"`

@@ -92,7 +92,7 @@ func New(cfg *config.Config, st Store, tokens AccessTokens, upstream UpstreamTok
 		pol, _ := policy.Parse(r.Policy)
 		c.routes[n.ID] = &Route{
 			Config: r, ID: n.ID, Scheme: n.Scheme, Host: n.Host, Origin: n.Scheme + "://" + n.Host, Kind: r.RouteKind(),
-			Upstream: r.MCP != nil && r.MCP.Server != nil && r.MCP.Server.UpstreamOAuth2 != nil,
+			Upstream: r.MCP != nil && r.MCP.Server.HasUpstream(),
 			Policy:   pol,
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/mcpmesh/gateway/shared/domains"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 )
 
@@ -72,7 +72,7 @@ func parseClientIDURL(id string) (*url.URL, error) {
 	if u.Host == "" || u.Opaque != "" {
 		return nil, errors.New("client ID URL has no host")
 	}
-	if !validDNSName(strings.TrimSuffix(u.Hostname(), ".")) {
+	if !domains.ValidDNSName(strings.TrimSuffix(u.Hostname(), ".")) {
 		return nil, errors.New("client ID URL host must be a DNS name, not an IP address")
 	}
 	if p := u.Port(); p != "" {
@@ -90,64 +90,6 @@ func parseClientIDURL(id string) (*url.URL, error) {
 		}
 	}
 	return u, nil
-}
-
-// validDNSName reports whether host is a syntactically valid DNS name
-// (letters, digits, hyphens; non-empty labels of at most 63 bytes) and not
-// an IP literal.
-func validDNSName(host string) bool {
-	if host == "" || len(host) > 253 {
-		return false
-	}
-	if _, err := netip.ParseAddr(host); err == nil {
-		return false
-	}
-	allDigits := true
-	for _, label := range strings.Split(host, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for i := 0; i < len(label); i++ {
-			c := label[i]
-			switch {
-			case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '-':
-				allDigits = false
-			case c >= '0' && c <= '9':
-			default:
-				return false
-			}
-		}
-	}
-	return !allDigits // 127.1 and similar are IPs to some resolvers
-}
-
-// domainAllowed reports whether host matches one of patterns
-// (mcp_allowed_client_id_domains). "*.example.com" matches any proper
-// subdomain of example.com, at any depth, but not example.com itself nor
-// names that merely end in "example.com"; a pattern without "*." matches
-// exactly. Matching is case-insensitive and ignores a trailing dot. IP
-// literals never match.
-func domainAllowed(patterns []string, host string) bool {
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	if !validDNSName(host) {
-		return false
-	}
-	for _, p := range patterns {
-		p = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(p), "."))
-		if rest, ok := strings.CutPrefix(p, "*."); ok {
-			if rest == "" || strings.Contains(rest, "*") {
-				continue
-			}
-			if strings.HasSuffix(host, "."+rest) && len(host) > len(rest)+1 {
-				return true
-			}
-			continue
-		}
-		if p != "" && host == p {
-			return true
-		}
-	}
-	return false
 }
 
 // documentResolver fetches, validates and caches client ID metadata

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpmesh/gateway/shared/domains"
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
@@ -30,7 +31,7 @@ func (s *Server) lookupClient(ctx context.Context, id string) (store.Client, err
 	if isURLClientID(id) {
 		// The allowlist is checked first, so that any URL outside it gets
 		// the administrator's message, then the URL's shape.
-		if u, err := url.Parse(id); err != nil || !domainAllowed(s.cfg.MCPAllowedClientIDDomains, u.Hostname()) {
+		if u, err := url.Parse(id); err != nil || !domains.DomainAllowed(s.cfg.MCPAllowedClientIDDomains, u.Hostname()) {
 			return store.Client{}, errClientIDDomain
 		}
 		if _, err := parseClientIDURL(id); err != nil {
@@ -160,7 +161,7 @@ func (s *Server) authenticateAssertion(ctx context.Context, r *http.Request, for
 	if err != nil {
 		return store.Client{}, invalidClient("unknown client", false)
 	}
-	if u, err := parseJWKSURI(doc.jwksURI); err != nil || !domainAllowed(s.cfg.MCPAllowedClientIDDomains, u.Hostname()) {
+	if u, err := parseJWKSURI(doc.jwksURI); err != nil || !domains.DomainAllowed(s.cfg.MCPAllowedClientIDDomains, u.Hostname()) {
 		return store.Client{}, invalidClient("the client's jwks_uri is not in a domain of mcp_allowed_client_id_domains", false)
 	}
 	if err := s.verifyClientAssertion(ctx, hosts.MustFromContext(ctx), pa, c.ID, doc.jwksURI); err != nil {

@@ -24,3 +24,21 @@ func (s *Store) ReleaseUpstreamLease(ctx context.Context, subject, routeID, hold
 	defer func() { end(err) }()
 	return s.next.ReleaseUpstreamLease(ctx, subject, routeID, holder, remove)
 }
+
+func (s *Store) CreateUpstreamClient(ctx context.Context, c store.UpstreamClient) (err error) {
+	ctx, end := s.begin(ctx, "CreateUpstreamClient")
+	defer func() { end(err) }()
+	return s.next.CreateUpstreamClient(ctx, c)
+}
+
+func (s *Store) GetUpstreamClient(ctx context.Context, issuer, redirectURI string, now time.Time) (_ store.UpstreamClient, err error) {
+	ctx, end := s.begin(ctx, "GetUpstreamClient")
+	defer func() { end(err) }()
+	return s.next.GetUpstreamClient(ctx, issuer, redirectURI, now)
+}
+
+func (s *Store) DeleteUpstreamClient(ctx context.Context, issuer, redirectURI string, createdAt time.Time) (err error) {
+	ctx, end := s.begin(ctx, "DeleteUpstreamClient")
+	defer func() { end(err) }()
+	return s.next.DeleteUpstreamClient(ctx, issuer, redirectURI, createdAt)
+}

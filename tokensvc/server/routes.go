@@ -25,7 +25,7 @@ import (
 //   - every route host: sign-in, the hand-over from the authenticate host, sign-out;
 //   - route hosts with mcp.server routes: the protected resource and authorization server
 //     metadata, the authorization server's endpoints, and upstream OAuth (paths.Connect,
-//     paths.UpstreamCallback, paths.Disconnect);
+//     paths.UpstreamCallback, paths.UpstreamClientMetadata, paths.Disconnect);
 //   - route hosts with mcp.client routes: the route listing.
 //
 // The internal listener: the check API (filter key first), the health and readiness probes
@@ -139,6 +139,7 @@ func (s *Server) mcpServerHostRoutes(r chi.Router) {
 	up := s.upstream
 	r.Get(paths.Connect, up.Connect)
 	r.Get(paths.UpstreamCallback, up.Callback)
+	r.Get(paths.UpstreamClientMetadata, up.ClientMetadata)
 	r.Get(paths.Disconnect, up.DisconnectPage)
 	r.Post(paths.Disconnect, up.Disconnect)
 }

@@ -156,6 +156,21 @@ type UpstreamToken struct {
 	UpdatedAt time.Time
 }
 
+// UpstreamClient is the gateway's own client registration at an upstream
+// authorization server (RFC 7591 dynamic registration of an upstream_discovery
+// route, docs/upstream-discovery.md), shared by every user and replica. It is
+// named by the server's issuer and the redirect URI registered (the route
+// host's upstream callback).
+type UpstreamClient struct {
+	Issuer      string
+	RedirectURI string
+	Sealed      []byte // the sealed client credentials
+	// ExpiresAt is when the registration lapses (the server's
+	// client_secret_expires_at). Zero: never.
+	ExpiresAt time.Time
+	CreatedAt time.Time
+}
+
 // OneTime is a generic single-use value: sign-in state, cross-host handoff,
 // consent, connect-flow state. Kind names the purpose so a value minted for
 // one purpose cannot be spent on another.
@@ -325,6 +340,23 @@ type UpstreamLeases interface {
 	ReleaseUpstreamLease(ctx context.Context, subject, routeID, holder string, remove bool) error
 }
 
+// UpstreamClients stores the gateway's registrations at upstream
+// authorization servers.
+type UpstreamClients interface {
+	// CreateUpstreamClient stores c; ErrAlreadyExists if a registration of
+	// (c.Issuer, c.RedirectURI) is stored, expired or not (of replicas that
+	// register at once, the first wins and the others read its registration).
+	CreateUpstreamClient(ctx context.Context, c UpstreamClient) error
+	// GetUpstreamClient returns the registration; ErrNotFound if unknown or
+	// expired at now.
+	GetUpstreamClient(ctx context.Context, issuer, redirectURI string, now time.Time) (UpstreamClient, error)
+	// DeleteUpstreamClient removes the registration (the server no longer
+	// knows it, or it expired) provided it is still the one created at
+	// createdAt, so that a replica does not remove a newer registration
+	// another replica made meanwhile. ErrNotFound if there is no such one.
+	DeleteUpstreamClient(ctx context.Context, issuer, redirectURI string, createdAt time.Time) error
+}
+
 // OneTimes stores single-use values.
 type OneTimes interface {
 	// PutOneTime stores v; ErrAlreadyExists if v.Hash is taken.
@@ -351,6 +383,7 @@ type Store interface {
 	BrowserCookies
 	UpstreamTokens
 	UpstreamLeases
+	UpstreamClients
 	OneTimes
 
 	// DeleteExpired garbage-collects every record expired at now and returns

@@ -95,6 +95,9 @@ type Token struct {
 	RefreshToken string    `json:"refresh_token,omitempty"`
 	Expiry       time.Time `json:"expiry,omitzero"` // zero: the provider did not say
 	Scope        string    `json:"scope,omitempty"`
+	// Issuer is the discovered authorization server that issued the token (upstream_discovery
+	// routes): its refresh token goes to no other.
+	Issuer string `json:"iss,omitempty"`
 }
 
 // ParseTokenResponse reads a token endpoint's answer: a JSON object (or, from providers that
@@ -262,47 +265,49 @@ const (
 	styleParams
 )
 
-// exchange posts form to rt's token endpoint with rt's client credentials and reads the token.
-// With auth_style unset it tries HTTP Basic, then the body on invalid_client, and remembers
-// what worked.
-func (s *Service) exchange(ctx context.Context, rt *Route, form url.Values) (Token, error) {
-	style := rt.style()
+// exchange posts form to p's token endpoint with p's client credentials (and p's resource)
+// and reads the token. With the style unknown it tries HTTP Basic, then the body on
+// invalid_client, and remembers on rt what worked.
+func (s *Service) exchange(ctx context.Context, rt *Route, p *upstreamAS, form url.Values) (Token, error) {
+	style := p.style
 	if style == styleAuto {
 		style = styleHeader
 		if rt.detected.Load() == int32(styleParams) {
 			style = styleParams
 		}
-		t, err := s.post(ctx, rt, form, style)
+		t, err := s.post(ctx, p, form, style)
 		var te *TokenError
 		if err != nil && style == styleHeader && errors.As(err, &te) && (te.Code == "invalid_client" || te.Status == http.StatusUnauthorized) {
-			t, err = s.post(ctx, rt, form, styleParams)
+			t, err = s.post(ctx, p, form, styleParams)
 			if err == nil {
 				rt.detected.Store(int32(styleParams))
 			}
 		}
 		return t, err
 	}
-	return s.post(ctx, rt, form, style)
+	return s.post(ctx, p, form, style)
 }
 
 // post makes one token endpoint call.
-func (s *Service) post(ctx context.Context, rt *Route, form url.Values, style authStyle) (Token, error) {
-	cfg := rt.Config
-	endpoint := endpointLabel(cfg.Endpoint.TokenURL)
+func (s *Service) post(ctx context.Context, p *upstreamAS, form url.Values, style authStyle) (Token, error) {
+	endpoint := endpointLabel(p.tokenURL)
 	body := url.Values{}
 	for k, v := range form {
 		body[k] = v
 	}
-	secret := cfg.ClientSecret
+	if p.resource != "" {
+		body.Set("resource", p.resource)
+	}
+	secret := p.clientSecret
 	if secret == "" || style == styleParams {
-		body.Set("client_id", cfg.ClientID)
+		body.Set("client_id", p.clientID)
 		if secret != "" {
 			body.Set("client_secret", secret)
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.Endpoint.TokenURL, strings.NewReader(body.Encode()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.tokenURL, strings.NewReader(body.Encode()))
 	if err != nil {
 		return Token{}, &TokenError{Endpoint: endpoint, Reason: "cannot build the request"}
 	}
@@ -310,10 +315,10 @@ func (s *Service) post(ctx context.Context, rt *Route, form url.Values, style au
 	req.Header.Set("Accept", "application/json")
 	if secret != "" && style != styleParams {
 		// RFC 6749 §2.3.1: both parts form-encoded before Basic encoding.
-		cred := url.QueryEscape(cfg.ClientID) + ":" + url.QueryEscape(secret)
+		cred := url.QueryEscape(p.clientID) + ":" + url.QueryEscape(secret)
 		req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(cred)))
 	}
-	resp, err := s.http.Do(req)
+	resp, err := p.http.Do(req)
 	if err != nil {
 		reason := "no response"
 		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,14 @@ type connectState struct {
 	// Return is where the browser goes when every flow is done: a checked redirect_url, or
 	// a path on Host (the authorization request of pattern 2).
 	Return string `json:"return"`
+	// Extra are step-up scopes asked for on top of each route's own (BeforeCode).
+	Extra []string `json:"extra,omitempty"`
+	// Scope is what this route's authorization request asked for: the TI's scope when the
+	// token response names none (RFC 6749 §5.1).
+	Scope string `json:"scope,omitempty"`
+	// Issuer is the discovered authorization server the flow was started at (an
+	// upstream_discovery route): the callback sends the code to no other.
+	Issuer string `json:"iss,omitempty"`
 }
 
 // Connect serves GET paths.Connect on mcp.server route hosts: ?redirect_url=…[&route=…].
@@ -115,8 +124,27 @@ func (s *Service) parseTarget(w http.ResponseWriter, r *http.Request, h *hosts.H
 
 // start sends the browser to the provider of todo[0]; the rest follow from the callback.
 func (s *Service) start(w http.ResponseWriter, r *http.Request, sess *store.Session, h *hosts.Host, todo []*Route, ret string) {
+	s.startWith(w, r, sess, h, todo, ret, nil)
+}
+
+// startWith is start asking every route for the step-up scopes extra too.
+func (s *Service) startWith(w http.ResponseWriter, r *http.Request, sess *store.Session, h *hosts.Host, todo []*Route, ret string, extra []string) {
 	rt := todo[0]
-	st := connectState{SessionID: sess.ID, Host: h.Authority, RouteID: rt.ID, Return: ret}
+	p, err := s.upstreamAS(r.Context(), rt)
+	if err != nil {
+		s.failDiscovery(w, r, rt, err, ret)
+		return
+	}
+	scopes := p.scopes
+	for _, sc := range extra {
+		if !slices.Contains(scopes, sc) {
+			scopes = append(slices.Clip(scopes), sc)
+		}
+	}
+	st := connectState{SessionID: sess.ID, Host: h.Authority, RouteID: rt.ID, Return: ret, Extra: extra, Scope: strings.Join(scopes, " ")}
+	if p.disc != nil {
+		st.Issuer = p.issuer
+	}
 	for _, p := range todo[1:] {
 		st.Pending = append(st.Pending, p.ID)
 	}
@@ -132,20 +160,22 @@ func (s *Service) start(w http.ResponseWriter, r *http.Request, sess *store.Sess
 		s.internalError(w, r, "store connect state", err)
 		return
 	}
-	cfg := rt.Config
 	params := url.Values{
 		"response_type":         {"code"},
-		"client_id":             {cfg.ClientID},
+		"client_id":             {p.clientID},
 		"redirect_uri":          {rt.CallbackURL()},
 		"state":                 {state},
 		"code_challenge":        {pkceChallenge(s.pkceVerifier(state))},
 		"code_challenge_method": {"S256"},
 	}
-	if len(cfg.Scopes) > 0 {
-		params.Set("scope", strings.Join(cfg.Scopes, " "))
+	if len(scopes) > 0 {
+		params.Set("scope", strings.Join(scopes, " "))
+	}
+	if p.resource != "" {
+		params.Set("resource", p.resource)
 	}
 	s.log.InfoContext(r.Context(), "upstream connect started", "route_id", rt.ID, "sub", sess.Subject)
-	redirect(w, withQuery(cfg.Endpoint.AuthURL, params))
+	redirect(w, withQuery(p.authURL, params))
 }
 
 // Callback serves GET paths.UpstreamCallback on mcp.server route hosts.
@@ -197,7 +227,20 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "spend connect state", err)
 		return
 	}
-	if !checkIssuer(q, rt) {
+	p, err := s.upstreamAS(ctx, rt)
+	if err != nil {
+		s.failDiscovery(w, r, rt, err, st.Return)
+		return
+	}
+	if p.disc != nil && p.issuer != st.Issuer {
+		// The upstream named another authorization server while the user signed in: the code
+		// and the PKCE verifier go to the one that issued the code or nowhere.
+		s.events.Connect(ConnectRefused)
+		s.log.WarnContext(ctx, "upstream callback: the discovered authorization server changed during the flow", "route_id", rt.ID)
+		renderFailure(w, r, http.StatusBadGateway, "Not connected", rt.Name+"'s authorization server changed while you were signing in. Start again from your application.", st.Return)
+		return
+	}
+	if !checkIssuer(q, p) {
 		s.events.Connect(ConnectRefused)
 		s.log.WarnContext(ctx, "upstream callback: iss does not name the route's provider", "route_id", rt.ID)
 		renderFailure(w, r, http.StatusBadRequest, "Wrong provider", "The answer did not come from "+rt.Name+"'s provider. Start again from your application.", st.Return)
@@ -219,17 +262,24 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 		renderFailure(w, r, http.StatusBadRequest, "Invalid request", "The upstream provider sent no authorization code. Start again from your application.", st.Return)
 		return
 	}
-	tok, err := s.exchange(ctx, rt, url.Values{
+	tok, err := s.exchange(ctx, rt, p, url.Values{
 		"grant_type":    {"authorization_code"},
 		"code":          {code},
 		"redirect_uri":  {rt.CallbackURL()},
 		"code_verifier": {s.pkceVerifier(state)},
 	})
 	if err != nil {
+		s.afterTokenError(ctx, rt, p, err)
 		s.events.Connect(ConnectFailed)
 		s.log.WarnContext(ctx, "upstream code exchange failed", "route_id", rt.ID, "error", err.Error())
 		renderFailure(w, r, http.StatusBadGateway, "Not connected", "The gateway could not obtain a token from "+rt.Name+"'s provider: "+publicReason(err)+". Try again later.", st.Return)
 		return
+	}
+	if tok.Scope == "" {
+		tok.Scope = st.Scope // RFC 6749 §5.1: no scope in the answer means the one asked for
+	}
+	if p.disc != nil {
+		tok.Issuer = p.issuer
 	}
 	if err := s.save(ctx, sess.Subject, rt.ID, tok); err != nil {
 		s.internalError(w, r, "store upstream token", err)
@@ -237,6 +287,14 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 	}
 	s.events.Connect(ConnectConnected)
 	s.log.InfoContext(ctx, "upstream connected", "route_id", rt.ID, "sub", sess.Subject)
+	if missing := ungranted(tok.Scope, st.Extra); len(missing) > 0 {
+		// A step-up the provider did not grant: going back to the authorization request would
+		// send the browser here again, for ever.
+		s.log.InfoContext(ctx, "upstream step-up scopes not granted", "route_id", rt.ID, "scopes", strings.Join(missing, " "))
+		renderError(w, r, http.StatusForbidden, "Not granted", rt.Name+"'s provider did not grant what the service asked for ("+
+			strings.Join(missing, " ")+"). Ask your administrator.")
+		return
+	}
 	s.next(w, r, sess, h, st)
 }
 
@@ -249,26 +307,19 @@ func (s *Service) next(w http.ResponseWriter, r *http.Request, sess *store.Sessi
 			pending = append(pending, rt)
 		}
 	}
-	todo, err := s.needed(r.Context(), sess, pending)
+	todo, err := s.neededWith(r.Context(), sess, pending, st.Extra)
 	if err != nil {
 		s.internalError(w, r, "read upstream tokens", err)
 		return
 	}
 	if len(todo) > 0 {
-		s.start(w, r, sess, h, todo, st.Return)
+		s.startWith(w, r, sess, h, todo, st.Return, st.Extra)
 		return
 	}
 	redirect(w, st.Return)
 }
 
-// checkIssuer applies RFC 9207 to an authorization response: with upstream_oauth2.issuer
-// set, iss must equal it; without, an iss that is present must be on auth_url's origin.
-func checkIssuer(q url.Values, rt *Route) bool {
-	iss, has := q.Get("iss"), q.Has("iss")
-	return CheckIssuer(iss, has, rt.Config.Issuer, rt.Config.Endpoint.AuthURL)
-}
-
-// CheckIssuer is checkIssuer on its parts (fuzzed).
+// CheckIssuer is checkIssuer of an upstream_oauth2 route on its parts (fuzzed).
 func CheckIssuer(iss string, has bool, issuer, authURL string) bool {
 	if issuer != "" {
 		return has && iss == issuer

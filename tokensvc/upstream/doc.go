@@ -3,6 +3,19 @@
 // (TI) from an mcp.server route's upstream_oauth2 provider, the TI store (sealed per user and
 // route), its refresh, and disconnect.
 //
+// On an upstream_discovery route (docs/upstream-discovery.md) the provider is found rather
+// than configured (upstreamAS, upstream_as.go): discover.go probes the upstream and reads its
+// protected-resource and authorization server metadata through the netguard client, within
+// mcp_allowed_upstream_domains, and caches them per HTTP caching; register.go registers in
+// the MCP specification's order (configured client, the client ID metadata document served
+// at paths.UpstreamClientMetadata, dynamic registration stored in store.UpstreamClients);
+// every authorization, exchange and refresh then carries the discovered resource. A
+// discovery or registration failure is a 502 page naming the step (DiscoveryError). An
+// authorization request asking for scopes beyond the gateway's own is a step-up: the route
+// its resource names connects again if its TI lacks them (BeforeCode). A discovered flow is
+// bound to its issuer: the callback sends the code, and a refresh the refresh token, to the
+// authorization server that issued them and to no other the upstream names later.
+//
 //   - paths.Connect (GET ?redirect_url=…[&route=…]) on an mcp.server route host: redirect_url
 //     must be on the origin of an mcp.client route (CheckRedirectURL), else a 400 page and
 //     never a redirect. A browser without a session signs in first. It runs the

@@ -245,7 +245,25 @@ func (s *Service) refresh(ctx context.Context, rt *Route, subject string) (Token
 		}
 		return t, nil
 	}
-	nt, err := s.exchange(ctx, rt, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.RefreshToken}})
+	p, err := s.upstreamAS(ctx, rt)
+	if err != nil {
+		s.events.Refresh(RefreshFailed)
+		s.log.WarnContext(ctx, "upstream token refresh: provider unavailable", "route_id", rt.ID, "sub", subject, "error", err.Error())
+		s.release(rt, subject, holder, false)
+		return Token{}, err
+	}
+	if p.disc != nil && t.Issuer != p.issuer {
+		// The upstream now names another authorization server: the refresh token goes to the
+		// one that issued it or nowhere, and the user connects again.
+		s.events.Refresh(RefreshRefused)
+		s.log.WarnContext(ctx, "upstream token refresh: the discovered authorization server changed; the user must connect again", "route_id", rt.ID, "sub", subject)
+		s.release(rt, subject, holder, true)
+		return Token{}, fmt.Errorf("%w: the upstream's authorization server changed", ErrUpstreamRequired)
+	}
+	nt, err := s.exchange(ctx, rt, p, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.RefreshToken}})
+	if err != nil {
+		s.afterTokenError(ctx, rt, p, err)
+	}
 	if errors.Is(err, ErrInvalidGrant) {
 		s.events.Refresh(RefreshRefused)
 		s.log.InfoContext(ctx, "upstream refresh token refused; the user must connect again", "route_id", rt.ID, "sub", subject, "error", err.Error())
@@ -265,6 +283,7 @@ func (s *Service) refresh(ctx context.Context, rt *Route, subject string) (Token
 	if nt.Scope == "" {
 		nt.Scope = t.Scope
 	}
+	nt.Issuer = t.Issuer
 	next, err := s.record(subject, rt.ID, nt)
 	if err != nil {
 		s.release(rt, subject, holder, false)

@@ -1,6 +1,7 @@
 package plugintest
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -100,6 +101,50 @@ func headerCases() []Case {
 					if strings.Contains(v, "evil.example") {
 						return "the upstream's resource metadata reaches the client"
 					}
+				}
+				return ""
+			},
+			Want: Want{CheckCalls: 1},
+		},
+		// Step-up (docs/upstream-discovery.md): an upstream that needs more scopes answers 403
+		// insufficient_scope; on a route that sends an Internal Token the client gets the
+		// gateway's own challenge naming those scopes beside mcp, never the upstream's
+		// resource metadata.
+		{
+			Name:     "UpstreamInsufficientScopeBecomesTheGatewaysStepUpChallenge",
+			Request:  post("up.example.com", "/mcp", toolsList, bearer(TokenAlice)),
+			Response: [][2]string{{":status", "403"}, {"www-authenticate", `Bearer error="insufficient_scope", scope="files:read files:write", resource_metadata="https://evil.example/prm"`}},
+			ClientResponse: func(h Headers) string {
+				v, _ := h.Get("www-authenticate")
+				if v != `Bearer error="insufficient_scope", resource_metadata="https://up.example.com/.well-known/oauth-protected-resource/mcp", scope="mcp files:read files:write"` {
+					return "www-authenticate " + strconv.Quote(v)
+				}
+				return ""
+			},
+			Want: Want{CheckCalls: 1},
+		},
+		{
+			Name:     "UpstreamInsufficientScopeCannotInjectChallengeParameters",
+			RedTeam:  true,
+			Request:  post("up.example.com", "/mcp", toolsList, bearer(TokenAlice)),
+			Response: [][2]string{{":status", "403"}, {"www-authenticate", `Bearer error="insufficient_scope", scope="x\", resource_metadata=\"https://evil.example/prm"`}},
+			ClientResponse: func(h Headers) string {
+				for _, v := range h.Values("www-authenticate") {
+					if strings.Contains(v, "evil.example") || strings.Count(v, "resource_metadata") > 1 {
+						return "the upstream's text reaches the challenge: " + strconv.Quote(v)
+					}
+				}
+				return ""
+			},
+			Want: Want{CheckCalls: 1},
+		},
+		{
+			Name:     "UpstreamInsufficientScopeIsDroppedWithoutAnInternalToken",
+			Request:  post(mcp, "/mcp", toolsList, alice),
+			Response: [][2]string{{":status", "403"}, {"www-authenticate", `Bearer error="insufficient_scope", scope="files:write"`}},
+			ClientResponse: func(h Headers) string {
+				if v, ok := h.Get("www-authenticate"); ok {
+					return "www-authenticate " + strconv.Quote(v)
 				}
 				return ""
 			},

@@ -26,7 +26,9 @@ type Store struct {
 	cookies  map[string]store.BrowserCookie
 	upstream map[upstreamKey]store.UpstreamToken
 	leases   map[upstreamKey]upstreamLease
-	oneTimes map[string]store.OneTime
+	// upClients are the registrations at upstream authorization servers.
+	upClients map[upstreamClientKey]store.UpstreamClient
+	oneTimes  map[string]store.OneTime
 }
 
 var _ store.Store = (*Store)(nil)
@@ -34,16 +36,17 @@ var _ store.Store = (*Store)(nil)
 // New returns an empty store.
 func New() *Store {
 	return &Store{
-		clients:  map[string]store.Client{},
-		codes:    map[string]store.AuthCode{},
-		grants:   map[string]store.Grant{},
-		refresh:  map[string]store.RefreshToken{},
-		access:   map[string]store.AccessToken{},
-		sessions: map[string]store.Session{},
-		cookies:  map[string]store.BrowserCookie{},
-		upstream: map[upstreamKey]store.UpstreamToken{},
-		leases:   map[upstreamKey]upstreamLease{},
-		oneTimes: map[string]store.OneTime{},
+		clients:   map[string]store.Client{},
+		codes:     map[string]store.AuthCode{},
+		grants:    map[string]store.Grant{},
+		refresh:   map[string]store.RefreshToken{},
+		access:    map[string]store.AccessToken{},
+		sessions:  map[string]store.Session{},
+		cookies:   map[string]store.BrowserCookie{},
+		upstream:  map[upstreamKey]store.UpstreamToken{},
+		leases:    map[upstreamKey]upstreamLease{},
+		upClients: map[upstreamClientKey]store.UpstreamClient{},
+		oneTimes:  map[string]store.OneTime{},
 	}
 }
 
@@ -579,6 +582,9 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) (int64, error)
 	}
 	for k, v := range s.upstream {
 		sweep(record.Live(v.ExpiresAt, now, true), func() { delete(s.upstream, k) })
+	}
+	for k, v := range s.upClients {
+		sweep(record.Live(v.ExpiresAt, now, true), func() { delete(s.upClients, k) })
 	}
 	for k, v := range s.grants {
 		sweep(record.Live(v.ExpiresAt, now, false), func() { delete(s.grants, k) })

@@ -210,6 +210,7 @@ var gcStatements = []string{
 	`DELETE FROM one_times WHERE expires_at IS NULL OR expires_at <= $1`,
 	`DELETE FROM clients WHERE expires_at <= $1`,
 	`DELETE FROM upstream_tokens WHERE expires_at <= $1`,
+	`DELETE FROM upstream_clients WHERE expires_at <= $1`,
 	`DELETE FROM grants WHERE expires_at IS NULL OR expires_at <= $1`,
 	`DELETE FROM refresh_tokens r WHERE r.expires_at IS NULL OR r.expires_at <= $1
 		OR NOT EXISTS (SELECT 1 FROM grants g WHERE g.id = r.grant_id)`,

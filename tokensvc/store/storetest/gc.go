@@ -37,6 +37,11 @@ func testDeleteExpired(t *testing.T, s store.Store) {
 	must(t, s.PutUpstreamToken(ctx(t), store.UpstreamToken{Subject: "u", RouteID: "forever"}))
 	wantDeleted++
 
+	// Upstream client registrations: expired, never expiring.
+	must(t, s.CreateUpstreamClient(ctx(t), store.UpstreamClient{Issuer: "https://as.example", RedirectURI: "dead", ExpiresAt: dead, CreatedAt: t0}))
+	must(t, s.CreateUpstreamClient(ctx(t), store.UpstreamClient{Issuer: "https://as.example", RedirectURI: "forever", CreatedAt: t0}))
+	wantDeleted++
+
 	// Session A: cookie expiry passed, but a live grant holds it (refresh can
 	// recreate it). Its used refresh token is live (reuse detection), one
 	// refresh token and one access token are expired, its cookie is expired.
@@ -99,6 +104,8 @@ func testDeleteExpired(t *testing.T, s store.Store) {
 	wantErr(t, "live one-time value", err, nil)
 	_, err = s.GetUpstreamToken(ctx(t), "u", "forever", t0)
 	wantErr(t, "upstream token without expiry", err, nil)
+	_, err = s.GetUpstreamClient(ctx(t), "https://as.example", "forever", t0)
+	wantErr(t, "upstream client without expiry", err, nil)
 	_, err = s.GetSession(ctx(t), sessA.ID)
 	wantErr(t, "expired session held by a live grant", err, nil)
 	_, err = s.GetSession(ctx(t), sessD.ID)

@@ -60,6 +60,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"UpstreamToken_PutGetDelete", testUpstreamToken},
 		{"UpstreamLease_OneHolderReplacesOrReleases", testUpstreamLease},
 		{"UpstreamLease_ConcurrentLeaseExactlyOneWins", testUpstreamLeaseConcurrent},
+		{"UpstreamClient_OnePerIssuerAndRedirectURI", testUpstreamClient},
+		{"UpstreamClient_ConcurrentCreateExactlyOneWins", testUpstreamClientConcurrent},
 		{"OneTime_TakeIsSingleUseAndKindBound", testOneTime},
 		{"OneTime_ConcurrentTakeExactlyOneWins", testOneTimeConcurrent},
 		{"OneTime_GetDoesNotConsumeAndIsKindBound", testOneTimeGet},

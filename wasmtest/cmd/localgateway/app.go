@@ -25,6 +25,9 @@ type app struct {
 	grace     time.Duration
 	// hostOptions, if set, adjusts the wasm host options after the log level (tests).
 	hostOptions func(*host.Options)
+	// serverOptions are added to the in-process token service's (flags such as
+	// -insecure-loopback-upstream-discovery).
+	serverOptions []server.Option
 
 	// remote, if set, is the token service as separate processes (-token-service-public and
 	// -token-service-internal): no token service or store runs in the gateway.
@@ -75,7 +78,7 @@ func (a *app) build(ctx context.Context, cfg *config.Config, ss *sharedStore) (*
 	if a.remote != nil {
 		return a.buildRemote(ctx, cfg, ss)
 	}
-	ts, err := server.New(ctx, cfg, server.WithLogger(a.logger), server.WithStore(ss.Store))
+	ts, err := server.New(ctx, cfg, append([]server.Option{server.WithLogger(a.logger), server.WithStore(ss.Store)}, a.serverOptions...)...)
 	if err != nil {
 		return nil, fmt.Errorf("token service: %w", err)
 	}

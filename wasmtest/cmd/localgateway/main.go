@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/mcpmesh/gateway/shared/config"
+	"github.com/mcpmesh/gateway/tokensvc/server"
 	"github.com/mcpmesh/gateway/wasmtest/gateway"
 	"github.com/mcpmesh/gateway/wasmtest/host"
 )
@@ -60,6 +61,7 @@ func run(args []string, stderr io.Writer) int {
 	printURLs := fs.Bool("print-urls", false, "print the configuration's public URLs (one per line: kind, name, URL) and exit")
 	printAddrs := fs.Bool("print-addresses", false, "print the host:port addresses the gateway listens on and exit")
 	devCA := fs.String("dev-ca", "", "make (or reuse) a development CA in this directory and issue a certificate for the configuration's https hosts (or localhost), then exit; see docs/clients.md#tls")
+	loopbackDiscovery := fs.Bool("insecure-loopback-upstream-discovery", false, "let upstream_discovery routes reach loopback addresses, over plain http too (development and tests only; docs/upstream-discovery.md)")
 	remote := addRemoteFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -116,6 +118,9 @@ func run(args []string, stderr io.Writer) int {
 		logger.Info("configuration", "note", note)
 	}
 	a := &app{path: *configPath, module: mod, workers: *workers, logger: logger, wasmLevel: level, grace: *grace}
+	if *loopbackDiscovery {
+		a.serverOptions = append(a.serverOptions, server.WithInsecureLoopbackDiscovery())
+	}
 	a.remote = remoteTS
 	if err := a.start(ctx, cfg); err != nil {
 		fmt.Fprintf(stderr, "localgateway: %v\n", err)

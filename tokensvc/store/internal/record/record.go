@@ -186,6 +186,25 @@ func CopyUpstreamToken(t store.UpstreamToken) store.UpstreamToken {
 	return t
 }
 
+// UpstreamClient validates c and returns its normalised copy.
+func UpstreamClient(c store.UpstreamClient) (store.UpstreamClient, error) {
+	if c.Issuer == "" {
+		return c, empty("upstream client issuer")
+	}
+	if c.RedirectURI == "" {
+		return c, empty("upstream client redirect URI")
+	}
+	return CopyUpstreamClient(c), nil
+}
+
+// CopyUpstreamClient returns a normalised deep copy of c.
+func CopyUpstreamClient(c store.UpstreamClient) store.UpstreamClient {
+	c.Sealed = Bytes(c.Sealed)
+	c.ExpiresAt = store.Time(c.ExpiresAt)
+	c.CreatedAt = store.Time(c.CreatedAt)
+	return c
+}
+
 // OneTime validates v and returns its normalised copy.
 func OneTime(v store.OneTime) (store.OneTime, error) {
 	if len(v.Hash) == 0 {
