@@ -37,7 +37,7 @@ args=(-test.run '^$' -test.benchtime "$BENCHTIME" -test.count "$COUNT" -test.ben
 for pkg in plugin jsonrpc; do
 	dir="filter/$pkg"
 	case $pkg in
-	plugin) pat="BenchmarkRequest_Native/($BENCH)" ;;
+	plugin) pat="Benchmark(Request|ToolList)_Native/($BENCH)" ;;
 	jsonrpc) pat='BenchmarkParse|BenchmarkValidate' ;;
 	esac
 	echo "== $dir: native" >&2
@@ -50,7 +50,7 @@ for pkg in plugin jsonrpc; do
 done
 echo "== wasmtest/filtertest: whole streams in the wazero host" >&2
 (cd wasmtest/filtertest && "$GO" test -c -o "$out/filtertest.test" . &&
-	GATEWAY_WASM="$GATEWAY_WASM" "$out/filtertest.test" "${args[@]}" -test.bench "Benchmark(Request|Response|ToolList)_Wasm/($BENCH)") |
+	GATEWAY_WASM="$GATEWAY_WASM" "$out/filtertest.test" "${args[@]}" -test.bench "Benchmark(Request|ToolList)_Wasm/($BENCH)") |
 	tee "$out/host.txt" >&2
 
 # summary: the median ns/op of each benchmark per engine, one row per benchmark name with the
@@ -65,7 +65,7 @@ function median(s,   n, a, i, j, t) {
 function fmt(ns) { return ns == "" ? "" : (ns >= 1e6 ? sprintf("%.2f ms", ns / 1e6) : sprintf("%.2f µs", ns / 1e3)) }
 FNR == 1 { split(FILENAME, p, "/"); f = p[length(p)]; sub(/\.txt$/, "", f); eng = f; sub(/^[a-z]+-/, "", eng); if (f == "host") eng = "host" }
 /^Benchmark/ && $4 == "ns/op" {
-	name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark(Request_(Native|Wasm)|ToolList_Wasm|Response_Wasm)\//, "", name)
+	name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark(Request|ToolList)_(Native|Wasm)\//, "", name)
 	if (!(name in seen)) { seen[name] = 1; order[++n] = name }
 	v[name, eng] = v[name, eng] " " $3
 }
