@@ -5,6 +5,7 @@
 package pluginconf
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 )
@@ -85,7 +86,7 @@ type ToolPins struct {
 // Parse decodes and checks a plugin configuration.
 func Parse(b []byte) (*Config, error) {
 	var c Config
-	if err := decode(b, &c); err != nil {
+	if err := json.Unmarshal(b, &c); err != nil {
 		return nil, errors.New("plugin configuration: " + err.Error())
 	}
 	if err := c.Validate(); err != nil {

@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -85,7 +86,7 @@ func parseRule(path string, v any) (rule, error) {
 		case "allow", "deny":
 			n, err = parseBlock(path+"."+k, m[k], 1)
 		default:
-			return rule{}, errorf(path, ErrUnknownKey, strconv.Quote(k)+" (want allow or deny)")
+			return rule{}, errorf(path, ErrUnknownKey, "%q (want allow or deny)", k)
 		}
 		if err != nil {
 			return rule{}, err
@@ -118,7 +119,7 @@ func parseOperatorName(k string) (opKind, bool) {
 // parseBlock parses a map of operators. An empty map gives nil: a block that never holds.
 func parseBlock(path string, v any, depth int) (*node, error) {
 	if depth > maxDepth {
-		return nil, errorf(path, ErrInvalidValue, "nesting deeper than "+strconv.Itoa(maxDepth)+" blocks")
+		return nil, errorf(path, ErrInvalidValue, "nesting deeper than %d blocks", maxDepth)
 	}
 	m, err := asMap(path, v)
 	if err != nil {
@@ -131,7 +132,7 @@ func parseBlock(path string, v any, depth int) (*node, error) {
 	for _, k := range sortedKeys(m) {
 		op, ok := parseOperatorName(k)
 		if !ok {
-			return nil, errorf(path, ErrUnknownKey, strconv.Quote(k)+" (want and, or, not or nor)")
+			return nil, errorf(path, ErrUnknownKey, "%q (want and, or, not or nor)", k)
 		}
 		child, err := parseOperator(path+"."+k, op, m[k], depth)
 		if err != nil {
@@ -171,7 +172,7 @@ func parseOperator(path string, op opKind, v any, depth int) (node, error) {
 			}
 			child = &node{op: opCriterion, crit: c}
 		default:
-			err = errorf(ipath, ErrInvalidValue, "want one criterion or a block of operators, got "+strconv.Itoa(len(m))+" keys")
+			err = errorf(ipath, ErrInvalidValue, "want one criterion or a block of operators, got %d keys", len(m))
 		}
 		if err != nil {
 			return node{}, err
@@ -231,7 +232,7 @@ func parseCriterion(path, name string, v any) (criterion, error) {
 		}
 		for _, k := range sortedKeys(m) {
 			if k != "has" {
-				return criterion{}, errorf(path, ErrUnknownOperator, strconv.Quote(k)+" (want has)")
+				return criterion{}, errorf(path, ErrUnknownOperator, "%q (want has)", k)
 			}
 		}
 		s, err := nonEmptyString(path+".has", m["has"])
@@ -265,7 +266,7 @@ func parseCriterion(path, name string, v any) (criterion, error) {
 		}
 		return criterion{kind: critClaim, name: claim, values: values}, nil
 	}
-	return criterion{}, errorf(path, ErrUnknownCriterion, strconv.Quote(name))
+	return criterion{}, errorf(path, ErrUnknownCriterion, "%q", name)
 }
 
 func parseMatcher(path string, v any, fold bool) (matcher, error) {
@@ -286,7 +287,7 @@ func parseMatcher(path string, v any, fold bool) (matcher, error) {
 	for _, k := range sortedKeys(m) {
 		op, ok := parseMatchOp(k)
 		if !ok {
-			return matcher{}, errorf(path, ErrUnknownOperator, strconv.Quote(k))
+			return matcher{}, errorf(path, ErrUnknownOperator, "%q", k)
 		}
 		t := matchTerm{op: op}
 		if op == matchIn || op == matchNotIn {
@@ -407,24 +408,12 @@ func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) 
 
 func indexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
-// errorf returns the ParseError at path of kind, described by msg: its text is kind's, a
-// space and msg, and it unwraps to kind. (No fmt: the filter's module would carry it for this
-// alone.)
-func errorf(path string, kind error, msg string) error {
-	return &ParseError{Path: path, Err: &kindError{kind: kind, msg: msg}}
+func errorf(path string, kind error, format string, args ...any) error {
+	return &ParseError{Path: path, Err: fmt.Errorf("%w "+format, append([]any{kind}, args...)...)}
 }
-
-// kindError is an error of one of the kinds above with its description.
-type kindError struct {
-	kind error
-	msg  string
-}
-
-func (e *kindError) Error() string { return e.kind.Error() + " " + e.msg }
-func (e *kindError) Unwrap() error { return e.kind }
 
 func wrongType(path, want string, v any) error {
-	return errorf(path, ErrWrongType, "(want "+want+", got "+typeName(v)+")")
+	return errorf(path, ErrWrongType, "(want %s, got %s)", want, typeName(v))
 }
 
 func typeName(v any) string {
