@@ -7,7 +7,9 @@
 //
 // The module sees the host's file system at /, the environment variable PWD set to the current
 // directory (Go's wasip1 port takes its working directory from it), GOGC from WASI_GOGC if set,
-// the real clocks and crypto/rand. The exit status is the module's.
+// the real clocks and crypto/rand. The exit status is the module's. WASIRUN_CACHE, if set, is a
+// directory where wazero keeps compiled code across runs (build/instr.sh: compiling a test
+// binary under valgrind takes minutes).
 package main
 
 import (
@@ -36,7 +38,16 @@ func run(ctx context.Context, file string, args []string) int {
 		fmt.Fprintln(os.Stderr, "wasirun:", err)
 		return 2
 	}
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
+	cfg := wazero.NewRuntimeConfigCompiler()
+	if dir := os.Getenv("WASIRUN_CACHE"); dir != "" {
+		cache, err := wazero.NewCompilationCacheWithDir(dir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "wasirun:", err)
+			return 2
+		}
+		cfg = cfg.WithCompilationCache(cache)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	defer rt.Close(ctx)
 	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
 	wd, err := os.Getwd()
@@ -44,7 +55,7 @@ func run(ctx context.Context, file string, args []string) int {
 		fmt.Fprintln(os.Stderr, "wasirun:", err)
 		return 2
 	}
-	cfg := wazero.NewModuleConfig().
+	mcfg := wazero.NewModuleConfig().
 		WithArgs(append([]string{file}, args...)...).
 		WithEnv("PWD", wd).
 		WithFSConfig(wazero.NewFSConfig().WithDirMount("/", "/")).
@@ -52,9 +63,9 @@ func run(ctx context.Context, file string, args []string) int {
 		WithSysWalltime().WithSysNanotime().WithSysNanosleep().
 		WithRandSource(rand.Reader)
 	if g := os.Getenv("WASI_GOGC"); g != "" {
-		cfg = cfg.WithEnv("GOGC", g)
+		mcfg = mcfg.WithEnv("GOGC", g)
 	}
-	_, err = rt.InstantiateWithConfig(ctx, bin, cfg)
+	_, err = rt.InstantiateWithConfig(ctx, bin, mcfg)
 	var exit *sys.ExitError
 	switch {
 	case err == nil:
