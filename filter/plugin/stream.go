@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
+	"github.com/mcpmesh/gateway/shared/ascii"
 	"github.com/mcpmesh/gateway/shared/checkapi"
 	"github.com/mcpmesh/gateway/shared/pluginconf"
 	"github.com/mcpmesh/gateway/shared/policy"
@@ -98,9 +99,12 @@ func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
 	s.route = r
 	// Nothing a client sends may pass for the gateway's own assertion, nor be read as it by
 	// upstreams that map "_" to "-" (CGI, WSGI).
-	s.h.RemoveRequestHeader(checkapi.AssertionHeader)
+	// Only headers the request carries are removed: a host call costs more in the wasm
+	// filter than the scan of the headers it already holds.
 	for _, h := range s.hdrs {
-		if isUnderscoreSpelling(h.Name, checkapi.AssertionHeader) {
+		if ascii.EqualFold(h.Name, checkapi.AssertionHeader) {
+			s.h.RemoveRequestHeader(checkapi.AssertionHeader)
+		} else if isUnderscoreSpelling(h.Name, checkapi.AssertionHeader) {
 			s.h.RemoveRequestHeader(h.Name)
 		}
 	}

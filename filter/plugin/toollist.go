@@ -95,7 +95,12 @@ func (s *stream) asksForEventStream() bool {
 // read the tool lists in them (a compressed list is refused).
 func (s *stream) stripAcceptEncoding() {
 	if s.route.Kind == pluginconf.KindServer && !s.route.NoToolListFilter {
-		s.h.RemoveRequestHeader("accept-encoding")
+		for _, h := range s.hdrs { // a host call only when there is something to remove
+			if ascii.EqualFold(h.Name, "accept-encoding") {
+				s.h.RemoveRequestHeader("accept-encoding")
+				break
+			}
+		}
 	}
 }
 
