@@ -63,6 +63,7 @@ type stream struct {
 	sseFirstEvent bool
 	bodySize      int      // the request body buffered so far
 	hdrs          []Header // the request headers as they arrived
+	respHdrs      []Header // the response headers, during OnResponseHeaders
 	// mcpVersion is the MCP protocol revision of the request (its MCP-Protocol-Version, or
 	// its _meta's), once the request metadata headers are checked (mcpheaders.go).
 	mcpVersion string
@@ -270,6 +271,9 @@ func (s *stream) OnResponseHeaders(_ int, endOfStream bool) Action {
 		return Continue
 	}
 	if !s.replied {
+		// One read of the response headers serves every check below (none of them reads
+		// a header that the others change).
+		s.respHdrs = s.h.ResponseHeaders()
 		s.sanitizeUpstreamResponse(endOfStream)
 		if s.tl != nil {
 			s.toolListHeaders(endOfStream)
@@ -283,6 +287,7 @@ func (s *stream) OnResponseHeaders(_ int, endOfStream bool) Action {
 				s.toolListHeaders(endOfStream)
 			}
 		}
+		s.respHdrs = nil
 	}
 	if s.route.Kind == pluginconf.KindServer && s.origin != "" {
 		for _, h := range corsResponseHeaders(s.origin) {
@@ -301,7 +306,8 @@ func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
 	var status, session string
 	var cookies []string
 	gatewayCookie, hasSession := false, false
-	for _, h := range s.h.ResponseHeaders() {
+	hasAuthenticate := false
+	for _, h := range s.respHdrs {
 		switch h.Name {
 		case ":status":
 			status = h.Value
@@ -316,6 +322,9 @@ func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
 			} else {
 				cookies = append(cookies, h.Value)
 			}
+		default:
+			// Envoy hands header names lower-case; any other spelling is removed all the same.
+			hasAuthenticate = hasAuthenticate || ascii.EqualFold(h.Name, "www-authenticate")
 		}
 	}
 	if gatewayCookie {
@@ -332,7 +341,9 @@ func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
 			s.sseFirstEvent = true
 			s.h.RemoveResponseHeader("content-length") // the first event may change length
 		}
-		s.h.RemoveResponseHeader("www-authenticate")
+		if hasAuthenticate {
+			s.h.RemoveResponseHeader("www-authenticate")
+		}
 		if status == "401" {
 			s.h.SetResponseHeader("www-authenticate", `Bearer error="invalid_token", `+s.route.challenge)
 		}

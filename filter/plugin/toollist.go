@@ -78,7 +78,7 @@ func (s *stream) asksForEventStream() bool {
 	if m, _ := s.header(":method"); m != "GET" {
 		return false
 	}
-	for _, h := range s.h.ResponseHeaders() {
+	for _, h := range s.respHdrs {
 		if h.Name == ":status" && (len(h.Value) != 3 || h.Value[0] != '2') {
 			return false // an error answer: clients do not read it as the stream
 		}
@@ -129,7 +129,7 @@ func (s *stream) toolListHeaders(endOfStream bool) {
 		return
 	}
 	sse, json, other, encoded, status := false, false, false, false, ""
-	for _, h := range s.h.ResponseHeaders() {
+	for _, h := range s.respHdrs {
 		switch h.Name {
 		case ":status":
 			status = h.Value
