@@ -65,7 +65,7 @@ reliability: wasm e2e-deps
 ## bench: the filter's benchmarks natively, under V8 (Node 22's node:wasi), under wazero and as
 ## whole streams in the wasmtest host, with a summary table (build/bench.sh; BENCHMARKS.md,
 ## "Performance work (issue 17)"). BENCHTIME, COUNT and BENCH are passed to it.
-bench: wasm e2e-deps
+bench: wasm
 	GATEWAY_WASM=$(CURDIR)/$(WASM) GO=$(GO) bash build/bench.sh
 
 ## bench-all: every benchmark of every package (go test -bench . ./...)

@@ -26,41 +26,40 @@ BENCH="${BENCH:-.}"
 out="${OUT:-$root/build/out/bench}"
 mkdir -p "$out"
 if [[ -z "${SUMMARY_ONLY:-}" ]]; then
+	node="$(bash wasmtest/e2e/node/install.sh 2>/dev/null | tail -n1)"
+	GOOS= GOARCH= "$GO" build -o "$out/wasirun" ./wasmtest/cmd/wasirun
 
-node="$(bash wasmtest/e2e/node/install.sh 2>/dev/null | tail -n1)"
-GOOS= GOARCH= "$GO" build -o "$out/wasirun" ./wasmtest/cmd/wasirun
+	{
+		echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+		echo "machine: $(uname -m), $(nproc) CPU, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+		echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+		echo "go: $("$GO" version | cut -d' ' -f3), node: $("$node" --version), module: $(stat -c %s "$GATEWAY_WASM") bytes"
+	} | tee "$out/machine.txt"
 
-{
-	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-	echo "machine: $(uname -m), $(nproc) CPU, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
-	echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-	echo "go: $("$GO" version | cut -d' ' -f3), node: $("$node" --version), module: $(stat -c %s "$GATEWAY_WASM") bytes"
-} | tee "$out/machine.txt"
-
-args=(-test.run '^$' -test.benchtime "$BENCHTIME" -test.count "$COUNT" -test.benchmem)
-for pkg in plugin jsonrpc; do
-	dir="filter/$pkg"
-	case $pkg in
-	plugin) pat="Benchmark(Request|ToolList)_Native/($BENCH)" ;;
-	jsonrpc) pat='BenchmarkParse|BenchmarkValidate' ;;
-	esac
-	echo "== $dir: native" >&2
-	(cd "$dir" && "$GO" test -c -o "$out/$pkg.test" . && "$out/$pkg.test" "${args[@]}" -test.bench "$pat") | tee "$out/$pkg-native.txt" >&2
-	(cd "$dir" && GOOS=wasip1 GOARCH=wasm "$GO" test -c -o "$out/$pkg.test.wasm" .)
-	echo "== $dir: V8 (node:wasi)" >&2
-	(cd "$dir" && "$node" --no-warnings "$root/build/wasi-node.mjs" "$out/$pkg.test.wasm" "${args[@]}" -test.bench "$pat") | tee "$out/$pkg-v8.txt" >&2
-	echo "== $dir: wazero" >&2
-	(cd "$dir" && "$out/wasirun" "$out/$pkg.test.wasm" "${args[@]}" -test.bench "$pat") | tee "$out/$pkg-wazero.txt" >&2
-done
-echo "== wasmtest/filtertest: whole streams in the wazero host" >&2
-(cd wasmtest/filtertest && "$GO" test -c -o "$out/filtertest.test" . &&
-	GATEWAY_WASM="$GATEWAY_WASM" "$out/filtertest.test" "${args[@]}" -test.bench "Benchmark(Request|ToolList)_Wasm/($BENCH)") |
-	tee "$out/host.txt" >&2
+	args=(-test.run '^$' -test.benchtime "$BENCHTIME" -test.count "$COUNT" -test.benchmem)
+	for pkg in plugin jsonrpc; do
+		dir="filter/$pkg"
+		case $pkg in
+		plugin) pat="Benchmark(Request|ToolList)_Native/($BENCH)" ;;
+		jsonrpc) pat='BenchmarkParse|BenchmarkValidate' ;;
+		esac
+		echo "== $dir: native" >&2
+		(cd "$dir" && "$GO" test -c -o "$out/$pkg.test" . && "$out/$pkg.test" "${args[@]}" -test.bench "$pat") | tee "$out/$pkg-native.txt" >&2
+		(cd "$dir" && GOOS=wasip1 GOARCH=wasm "$GO" test -c -o "$out/$pkg.test.wasm" .)
+		echo "== $dir: V8 (node:wasi)" >&2
+		(cd "$dir" && "$node" --no-warnings "$root/build/wasi-node.mjs" "$out/$pkg.test.wasm" "${args[@]}" -test.bench "$pat") | tee "$out/$pkg-v8.txt" >&2
+		echo "== $dir: wazero" >&2
+		(cd "$dir" && "$out/wasirun" "$out/$pkg.test.wasm" "${args[@]}" -test.bench "$pat") | tee "$out/$pkg-wazero.txt" >&2
+	done
+	echo "== wasmtest/filtertest: whole streams in the wazero host" >&2
+	(cd wasmtest/filtertest && "$GO" test -c -o "$out/filtertest.test" . &&
+		GATEWAY_WASM="$GATEWAY_WASM" "$out/filtertest.test" "${args[@]}" -test.bench "Benchmark(Request|ToolList)_Wasm/($BENCH)") |
+		tee "$out/host.txt" >&2
 fi
 
 # summary: the fastest ns/op of each benchmark per engine, one row per benchmark name with the
 # engine prefix removed (BenchmarkRequest_Native/X and BenchmarkRequest_Wasm/X are row X).
-awk -v files="plugin-native plugin-v8 plugin-wazero host jsonrpc-native jsonrpc-v8 jsonrpc-wazero" '
+awk '
 function fastest(s,   n, a, i, m) {
 	n = split(s, a, " ")
 	if (n == 0) return ""
