@@ -6,7 +6,7 @@ WASM := $(OUT)/filter.wasm
 CONFIG ?= examples/gateway.yaml
 FUZZTIME ?= 5s
 
-.PHONY: all build wasm run test test-unit test-wasm test-python fuzz bench e2e-deps sdk-deps lint clean oci reliability
+.PHONY: all build wasm run test test-unit test-wasm test-python fuzz bench bench-all e2e-deps sdk-deps lint clean oci reliability
 
 all: build
 
@@ -62,8 +62,14 @@ reliability: wasm e2e-deps
 	set -o pipefail; GATEWAY_WASM=$(CURDIR)/$(WASM) GATEWAY_RELIABILITY=full GATEWAY_TEST_POSTGRES_DSN='$(GATEWAY_TEST_POSTGRES_DSN)' \
 		$(GO) test -count=1 -timeout 60m -v ./wasmtest/e2e/reliability/ | tee $(OUT)/reliability.log | grep -E '^(---|ok|FAIL|PASS)|RELIABILITY'
 
-## bench: benchmarks whose figures go into BENCHMARKS.md
+## bench: the filter's benchmarks natively, under V8 (Node 22's node:wasi), under wazero and as
+## whole streams in the wasmtest host, with a summary table (build/bench.sh; BENCHMARKS.md,
+## "Performance work (issue 17)"). BENCHTIME, COUNT and BENCH are passed to it.
 bench: wasm
+	GATEWAY_WASM=$(CURDIR)/$(WASM) GO=$(GO) bash build/bench.sh
+
+## bench-all: every benchmark of every package (go test -bench . ./...)
+bench-all: wasm
 	GATEWAY_WASM=$(CURDIR)/$(WASM) $(GO) test -run '^$$' -bench . -benchmem ./...
 
 ## lint: gofmt, go vet and staticcheck, for linux and for the filter's wasip1 build

@@ -45,3 +45,36 @@ func BenchmarkRequest_Native(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkToolList_Native is the cost of the exchanges of plugintest.BenchToolLists (a
+// request and the upstream's answer: tools/list answers filtered, other answers read for
+// smuggled lists) in the filter's Go logic; BenchmarkToolList_Wasm in wasmtest/filtertest
+// runs the same exchanges through filter.wasm.
+func BenchmarkToolList_Native(b *testing.B) {
+	cases := plugintest.BenchToolLists()
+	names := make([]string, 0, len(cases))
+	for n := range cases {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		c := cases[name]
+		b.Run(name, func(b *testing.B) {
+			nf, err := plugintest.NewNativeFilter()
+			if err != nil {
+				b.Fatal(err)
+			}
+			nf.Host.Level = plugin.LogWarn
+			if first := nf.RunCase(c, plugintest.Mode{}); first.CheckCalls != 1 || first.ClientBody == "" {
+				b.Fatalf("first exchange: %d check calls, body %d bytes", first.CheckCalls, len(first.ClientBody))
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				nf.Host.Logs = nf.Host.Logs[:0]
+				if r := nf.RunCase(c, plugintest.Mode{}); r.CheckCalls != 0 || r.ClientBody == "" {
+					b.Fatalf("%d check calls, body %d bytes", r.CheckCalls, len(r.ClientBody))
+				}
+			}
+		})
+	}
+}

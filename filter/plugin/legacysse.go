@@ -81,7 +81,7 @@ func (s *stream) watchesEventStream(status string) bool {
 		return false
 	}
 	sse := false
-	for _, h := range s.h.ResponseHeaders() {
+	for _, h := range s.respHdrs {
 		switch h.Name {
 		case "content-type":
 			mt, _, _ := strings.Cut(h.Value, ";")

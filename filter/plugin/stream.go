@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
+	"github.com/mcpmesh/gateway/shared/ascii"
 	"github.com/mcpmesh/gateway/shared/checkapi"
 	"github.com/mcpmesh/gateway/shared/pluginconf"
 	"github.com/mcpmesh/gateway/shared/policy"
@@ -62,6 +63,7 @@ type stream struct {
 	sseFirstEvent bool
 	bodySize      int      // the request body buffered so far
 	hdrs          []Header // the request headers as they arrived
+	respHdrs      []Header // the response headers, during OnResponseHeaders
 	// mcpVersion is the MCP protocol revision of the request (its MCP-Protocol-Version, or
 	// its _meta's), once the request metadata headers are checked (mcpheaders.go).
 	mcpVersion string
@@ -98,9 +100,12 @@ func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
 	s.route = r
 	// Nothing a client sends may pass for the gateway's own assertion, nor be read as it by
 	// upstreams that map "_" to "-" (CGI, WSGI).
-	s.h.RemoveRequestHeader(checkapi.AssertionHeader)
+	// Only headers the request carries are removed: a host call costs more in the wasm
+	// filter than the scan of the headers it already holds.
 	for _, h := range s.hdrs {
-		if isUnderscoreSpelling(h.Name, checkapi.AssertionHeader) {
+		if ascii.EqualFold(h.Name, checkapi.AssertionHeader) {
+			s.h.RemoveRequestHeader(checkapi.AssertionHeader)
+		} else if isUnderscoreSpelling(h.Name, checkapi.AssertionHeader) {
 			s.h.RemoveRequestHeader(h.Name)
 		}
 	}
@@ -266,6 +271,9 @@ func (s *stream) OnResponseHeaders(_ int, endOfStream bool) Action {
 		return Continue
 	}
 	if !s.replied {
+		// One read of the response headers serves every check below (none of them reads
+		// a header that the others change).
+		s.respHdrs = s.h.ResponseHeaders()
 		s.sanitizeUpstreamResponse(endOfStream)
 		if s.tl != nil {
 			s.toolListHeaders(endOfStream)
@@ -279,6 +287,7 @@ func (s *stream) OnResponseHeaders(_ int, endOfStream bool) Action {
 				s.toolListHeaders(endOfStream)
 			}
 		}
+		s.respHdrs = nil
 	}
 	if s.route.Kind == pluginconf.KindServer && s.origin != "" {
 		for _, h := range corsResponseHeaders(s.origin) {
@@ -297,7 +306,8 @@ func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
 	var status, session, authn string
 	var cookies []string
 	gatewayCookie, hasSession := false, false
-	for _, h := range s.h.ResponseHeaders() {
+	hasAuthenticate := false
+	for _, h := range s.respHdrs {
 		switch h.Name {
 		case ":status":
 			status = h.Value
@@ -306,6 +316,7 @@ func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
 				session, hasSession = h.Value, true
 			}
 		case "www-authenticate":
+			hasAuthenticate = true
 			if authn == "" {
 				authn = h.Value
 			}
@@ -316,6 +327,9 @@ func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
 			} else {
 				cookies = append(cookies, h.Value)
 			}
+		default:
+			// Envoy hands header names lower-case; any other spelling is removed all the same.
+			hasAuthenticate = hasAuthenticate || ascii.EqualFold(h.Name, "www-authenticate")
 		}
 	}
 	if gatewayCookie {
@@ -332,7 +346,9 @@ func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
 			s.sseFirstEvent = true
 			s.h.RemoveResponseHeader("content-length") // the first event may change length
 		}
-		s.h.RemoveResponseHeader("www-authenticate")
+		if hasAuthenticate {
+			s.h.RemoveResponseHeader("www-authenticate")
+		}
 		switch {
 		case status == "401":
 			s.h.SetResponseHeader("www-authenticate", `Bearer error="invalid_token", `+s.route.challenge)

@@ -78,7 +78,7 @@ func (s *stream) asksForEventStream() bool {
 	if m, _ := s.header(":method"); m != "GET" {
 		return false
 	}
-	for _, h := range s.h.ResponseHeaders() {
+	for _, h := range s.respHdrs {
 		if h.Name == ":status" && (len(h.Value) != 3 || h.Value[0] != '2') {
 			return false // an error answer: clients do not read it as the stream
 		}
@@ -95,7 +95,12 @@ func (s *stream) asksForEventStream() bool {
 // read the tool lists in them (a compressed list is refused).
 func (s *stream) stripAcceptEncoding() {
 	if s.route.Kind == pluginconf.KindServer && !s.route.NoToolListFilter {
-		s.h.RemoveRequestHeader("accept-encoding")
+		for _, h := range s.hdrs { // a host call only when there is something to remove
+			if ascii.EqualFold(h.Name, "accept-encoding") {
+				s.h.RemoveRequestHeader("accept-encoding")
+				break
+			}
+		}
 	}
 }
 
@@ -124,7 +129,7 @@ func (s *stream) toolListHeaders(endOfStream bool) {
 		return
 	}
 	sse, json, other, encoded, status := false, false, false, false, ""
-	for _, h := range s.h.ResponseHeaders() {
+	for _, h := range s.respHdrs {
 		switch h.Name {
 		case ":status":
 			status = h.Value

@@ -1,6 +1,8 @@
 // Package wasmbuild gives tests and benchmarks the real filter.wasm: the module named by the
 // GATEWAY_WASM environment variable (what `make test` sets after `make wasm`), or else one
-// built once per process with the same flags as `make wasm`.
+// built once per process with the same flags as `make wasm`. GATEWAY_WASM_CACHE, if set, is a
+// directory where wazero keeps the compiled module across processes (build/instr.sh uses it:
+// compiling under valgrind takes minutes).
 package wasmbuild
 
 import (
@@ -14,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/mcpmesh/gateway/wasmtest/host"
+	"github.com/tetratelabs/wazero"
 )
 
 var (
@@ -40,7 +43,18 @@ func Filter(tb testing.TB) []byte {
 func Module(tb testing.TB) *host.Module {
 	tb.Helper()
 	b := Filter(tb)
-	compileOnce.Do(func() { module, compileErr = host.Compile(context.Background(), b, nil) })
+	compileOnce.Do(func() {
+		var opts *host.CompileOptions
+		if dir := os.Getenv("GATEWAY_WASM_CACHE"); dir != "" {
+			cache, err := wazero.NewCompilationCacheWithDir(dir)
+			if err != nil {
+				compileErr = err
+				return
+			}
+			opts = &host.CompileOptions{Cache: cache}
+		}
+		module, compileErr = host.Compile(context.Background(), b, opts)
+	})
 	if compileErr != nil {
 		tb.Fatalf("compile filter.wasm: %v", compileErr)
 	}

@@ -51,6 +51,8 @@ func BoundSession(sub, routeID, id string) string {
 func BenchToolLists() map[string]Case {
 	auth := [][2]string{jsonCT, bearer(TokenAlice)}
 	list := bigToolList("2", 50)
+	call := Request{Method: "POST", Authority: "mcp.example.com", Path: "/mcp", Headers: auth, Chunks: []string{ToolsCallBody(1024)}}
+	result := ToolsCallResult(1024)
 	return map[string]Case{
 		"ToolsList50JSON": {Request: Request{Method: "POST", Authority: OpenHost, Path: "/mcp", Headers: auth, Chunks: []string{toolsList}},
 			Response: jsonResponse, ResponseBody: []string{list}},
@@ -61,5 +63,18 @@ func BenchToolLists() map[string]Case {
 			Response: jsonResponse, ResponseBody: []string{listOf(strings.Repeat(echoTool+",", 25) + strings.TrimSuffix(strings.Repeat(addTool+",", 25), ","))}},
 		"ToolsList50Unfiltered": {Request: Request{Method: "POST", Authority: NoFilterHost, Path: "/mcp", Headers: auth, Chunks: []string{toolsList}},
 			Response: jsonResponse, ResponseBody: []string{list}},
+		// The answer to every POST on a filtering route is read for smuggled tool lists
+		// (cases_toollist_smuggle.go): a 1 KiB tools/call answered with a 1 KiB result that
+		// names no tools, as JSON and as one event.
+		"ToolsCall1KiBAnswer1KiBJSON": {Request: call, Response: jsonResponse, ResponseBody: []string{result}},
+		"ToolsCall1KiBAnswer1KiBSSE":  {Request: call, Response: sseResponse, ResponseBody: []string{"event: message\ndata: " + result + "\n\n"}},
 	}
+}
+
+// ToolsCallResult returns the answer to a tools/call with id 1: one text content, padded so
+// that the answer is exactly size bytes long (size ≥ 100).
+func ToolsCallResult(size int) string {
+	head := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"`
+	tail := `"}]}}`
+	return head + strings.Repeat("y", size-len(head)-len(tail)) + tail
 }

@@ -1,0 +1,140 @@
+package filtertest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpmesh/gateway/filter/plugin/plugintest"
+	"github.com/mcpmesh/gateway/wasmtest/host"
+	"github.com/mcpmesh/gateway/wasmtest/wasmbuild"
+)
+
+const (
+	memoryRequests = 100_000
+	memoryTokens   = 1_000
+	// maxVMMemory bounds the linear memory of one filter VM after memoryRequests mixed
+	// requests. Issue 17 asks for 6 MiB; today's module settles at 13.5 MiB (4.5 MiB after
+	// start, BENCHMARKS.md "Performance work (issue 17)"), so the bound is that figure with a
+	// margin: it catches state that grows with requests, not yet the goal.
+	maxVMMemory = 16 << 20
+)
+
+// TestFilterMemory_MixedRequestsWithDistinctTokens sends memoryRequests requests to one VM —
+// the requests of BenchRequests in turn (tools/call of 1 and 4 KiB, tools/list, a denied call,
+// a pass-through, a call in a session) and, one in fifty, an exchange of BenchToolLists (tool
+// lists of 50 tools filtered, answers read for smuggled lists) — with memoryTokens distinct
+// bearer tokens, each a check call and then a cached decision bundle, and asserts that the
+// VM's linear memory (a high-water mark: wasm memory never shrinks) stays within maxVMMemory.
+//
+// The guest's clocks advance 1 µs per reading, so that the Go runtime's time-based GC
+// decisions do not depend on the machine's load: with the real clock, a loaded machine (or
+// GOMEMLIMIT=5MiB in the guest) makes the VM's memory grow without bound (BENCHMARKS.md).
+// MEMTEST_REAL_CLOCK=1 and MEMTEST_GUEST_ENV=K=V,K=V (e.g. GOMEMLIMIT=5MiB) reproduce that.
+func TestFilterMemory_MixedRequestsWithDistinctTokens(t *testing.T) {
+	n := memoryRequests
+	if testing.Short() {
+		n = 10_000
+	}
+	mem, err := runMixed(t, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("linear memory: %d bytes (%.2f MiB) after %d requests with %d tokens", mem, float64(mem)/(1<<20), n, memoryTokens)
+	if mem > maxVMMemory {
+		t.Errorf("linear memory %d bytes (%.2f MiB) after %d requests, want at most %d MiB", mem, float64(mem)/(1<<20), n, maxVMMemory>>20)
+	}
+}
+
+// runMixed sends n mixed requests through a one-VM host and returns its linear memory size.
+func runMixed(t testing.TB, n int) (uint32, error) {
+	ctx := context.Background()
+	check := &CheckServer{}
+	// Every token is answered as alice's: the same identity, a bundle per token and route.
+	alice := func(key string, body []byte) plugintest.CheckAnswer {
+		if i := bytes.Index(body, []byte(`"mem-token-`)); i >= 0 {
+			j := i + 1 + bytes.IndexByte(body[i+1:], '"')
+			body = append(append(append([]byte{}, body[:i+1]...), plugintest.TokenAlice...), body[j:]...)
+		}
+		return plugintest.AnswerCheck(key, body)
+	}
+	check.answer.Store(&alice)
+	var ticks atomic.Int64
+	base := time.Now()
+	h, err := NewHost(ctx, wasmbuild.Module(t), check, func(o *host.Options) {
+		o.LogLevel = host.LogWarn
+		if os.Getenv("MEMTEST_REAL_CLOCK") == "" {
+			o.Now = func() time.Time { return base.Add(time.Duration(ticks.Add(1000))) }
+		}
+		if env := os.Getenv("MEMTEST_GUEST_ENV"); env != "" {
+			o.Env = map[string]string{}
+			for _, kv := range strings.Split(env, ",") {
+				k, v, _ := strings.Cut(kv, "=")
+				o.Env[k] = v
+			}
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer h.Close()
+	t.Logf("linear memory after start: %d bytes", h.MemoryBytes(0))
+
+	reqs, lists := plugintest.BenchRequests(), plugintest.BenchToolLists()
+	var cases, exchanges []plugintest.Case
+	for _, name := range sortedKeys(reqs) {
+		cases = append(cases, plugintest.Case{Request: reqs[name]})
+	}
+	for _, name := range sortedKeys(lists) {
+		exchanges = append(exchanges, lists[name])
+	}
+	for i := range n {
+		c := cases[i%len(cases)]
+		if i%50 == 49 {
+			c = exchanges[(i/50)%len(exchanges)]
+		}
+		c.Request = withToken(c.Request, fmt.Sprintf("mem-token-%04d", i%memoryTokens))
+		r, err := send(ctx, h, check, c)
+		if err != nil {
+			return 0, fmt.Errorf("request %d: %v", i, err)
+		}
+		if r.Stuck {
+			return 0, fmt.Errorf("request %d: stuck", i)
+		}
+		if (i+1)%(n/5) == 0 {
+			t.Logf("linear memory after %d requests: %d bytes", i+1, h.MemoryBytes(0))
+		}
+	}
+	if calls := check.Calls.Load(); calls < memoryTokens {
+		return 0, fmt.Errorf("%d check calls for %d tokens", calls, memoryTokens)
+	}
+	return h.MemoryBytes(0), nil
+}
+
+// withToken returns req with its bearer token replaced by token.
+func withToken(req plugintest.Request, token string) plugintest.Request {
+	hs := make([][2]string, len(req.Headers))
+	for i, kv := range req.Headers {
+		if kv[0] == "authorization" {
+			kv[1] = "Bearer " + token
+		}
+		hs[i] = kv
+	}
+	req.Headers = hs
+	return req
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
