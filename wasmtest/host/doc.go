@@ -25,7 +25,8 @@
 // or, when it pauses (for a proxy_http_call), after the callout's response callback resumes
 // or answers the stream; a context ending first gives ErrPaused. Host.Handler wraps all of it
 // as an http.Handler in front of an upstream handler (e.g. httputil.ReverseProxy), streaming
-// bodies both ways and flushing each response chunk so event streams keep flowing.
+// bodies both ways and flushing each response chunk of an event stream (or of a body of
+// unknown length) so that streams keep flowing.
 //
 // # Fidelity to cpp-host and Envoy
 //

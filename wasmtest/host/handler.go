@@ -1,8 +1,10 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -23,8 +25,12 @@ type HandlerOptions struct {
 // Handler returns an http.Handler that runs each request through the filter, the way Envoy
 // would in front of next: the request headers and body go to the filter as they arrive, what
 // it lets through is handed to next (typically an httputil.ReverseProxy to the upstream), and
-// next's response comes back through the filter chunk by chunk, flushed after every chunk so
-// event streams keep flowing. A local reply from the filter is written instead; if it comes
+// next's response comes back through the filter chunk by chunk. A request whose headers the
+// filter holds until it has the whole body reaches next with that body as one buffer; a body
+// still arriving once the headers are released streams on. Released response chunks of an
+// event stream or of a body of unknown length are flushed one by one so that streams keep
+// flowing; a body of known length is flushed when next flushes or returns, as from
+// httputil.ReverseProxy alone. A local reply from the filter is written instead; if it comes
 // after next started, next's request is cancelled. Trailers are not carried.
 func (h *Host) Handler(next http.Handler, opts *HandlerOptions) http.Handler {
 	if opts == nil {
@@ -58,20 +64,7 @@ func (fh *filterHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hasBody := r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
 	res, err := s.SendRequestHeaders(ctx, requestHeaders(r), !hasBody)
 	fw := &filterWriter{w: w, s: s, ctx: ctx}
-	if fw.finishedBy(res, err) {
-		if fw.abortStream() {
-			panic(http.ErrAbortHandler)
-		}
-		return
-	}
-	upCtx, cancelUp := context.WithCancel(ctx)
-	pr, pw := io.Pipe()
-	pumpDone := make(chan struct{})
 	defer func() {
-		// The pump may still be reading a slow client's body; it stops at its next step (the
-		// pipe is closed, the stream ends) and can no longer write to the client.
-		cancelUp()
-		pr.CloseWithError(errUpstreamDone)
 		fw.mu.Lock()
 		abort := fw.abort
 		fw.done = true
@@ -80,75 +73,143 @@ func (fh *filterHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			panic(http.ErrAbortHandler) // Envoy resets the stream
 		}
 	}()
-	released := make(chan Headers, 1)
-	var once sync.Once
-	deliver := func(res Result) bool {
-		if res.Headers != nil {
-			hdrs := res.Headers
-			once.Do(func() { released <- hdrs })
-		}
-		if len(res.Body) > 0 {
-			if _, err := pw.Write(res.Body); err != nil {
-				return false
-			}
-		}
-		if res.EndOfStream {
-			pw.Close()
-		}
-		return true
+	if fw.finishedBy(res, err) {
+		return
 	}
-	go func() {
-		defer close(pumpDone)
-		if !deliver(res) || res.EndOfStream || !hasBody {
+	// Until the filter releases the headers, the body is fed to it from this goroutine. A
+	// filter that holds the headers until it has seen the whole body (an MCP request) has
+	// then released everything, and the upstream gets the body as one buffer; only a body
+	// still arriving after the headers went on streams through a pipe.
+	in := &requestBody{r: r, size: fh.opts.ChunkSize, done: !hasBody}
+	out := requestOut{}
+	out.add(res)
+	for out.hdrs == nil && !in.done {
+		res, err := in.next(ctx, s)
+		if errors.Is(err, errBodyRead) {
+			return // the client went away or was too slow; nothing went upstream
+		}
+		if fw.finishedBy(res, err) {
 			return
 		}
-		size := fh.opts.ChunkSize
-		if size <= 0 {
-			size = 32 << 10
+		out.add(res)
+	}
+	if out.hdrs == nil {
+		return // nothing was released: the client went away
+	}
+	if out.ended {
+		up, err := upstreamRequest(ctx, r, out.hdrs, bytes.NewReader(out.body))
+		if fw.badRequest(err) {
+			return
 		}
-		buf := make([]byte, size)
-		for {
-			n, rerr := r.Body.Read(buf)
-			eos := rerr != nil
-			if rerr != nil && !errors.Is(rerr, io.EOF) {
-				pw.CloseWithError(rerr)
+		fh.next.ServeHTTP(fw, up)
+		fw.finish()
+		return
+	}
+
+	upCtx, cancelUp := context.WithCancel(ctx)
+	pr, pw := io.Pipe()
+	defer func() {
+		// The pump may still be reading a slow client's body; it stops at its next step (the
+		// pipe is closed, the stream ends) and can no longer write to the client.
+		cancelUp()
+		pr.CloseWithError(errUpstreamDone)
+	}()
+	go func() {
+		if _, err := pw.Write(out.body); err != nil {
+			return
+		}
+		for !in.done {
+			res, err := in.next(ctx, s)
+			if errors.Is(err, errBodyRead) {
+				pw.CloseWithError(err)
 				return
 			}
-			res, err := s.SendRequestBody(ctx, buf[:n], eos)
 			if fw.finishedBy(res, err) {
 				cancelUp()
 				pw.CloseWithError(errReplied)
 				return
 			}
-			if !deliver(res) || eos {
-				return
+			if len(res.Body) > 0 {
+				if _, err := pw.Write(res.Body); err != nil {
+					return
+				}
+			}
+			if res.EndOfStream {
+				break
 			}
 		}
+		pw.Close()
 	}()
-	var hdrs Headers
-	select {
-	case hdrs = <-released:
-	case <-pumpDone:
-		select {
-		case hdrs = <-released:
-		default:
-			return // answered locally, or the client went away
-		}
-	case <-ctx.Done():
-		return
-	}
-	up, err := upstreamRequest(upCtx, r, hdrs, pr)
-	if err != nil {
-		fw.mu.Lock()
-		if !fw.done {
-			fw.done = true
-			http.Error(w, "bad request from filter: "+err.Error(), http.StatusBadGateway)
-		}
-		fw.mu.Unlock()
+	up, err := upstreamRequest(upCtx, r, out.hdrs, pr)
+	if fw.badRequest(err) {
 		return
 	}
 	fh.next.ServeHTTP(fw, up)
 	fw.finish()
+}
+
+// requestOut gathers what the filter released of the request.
+type requestOut struct {
+	hdrs  Headers
+	body  []byte
+	ended bool // the whole request was released
+}
+
+func (o *requestOut) add(res Result) {
+	if res.Headers != nil && o.hdrs == nil {
+		o.hdrs = res.Headers
+	}
+	o.body = append(o.body, res.Body...)
+	o.ended = o.ended || res.EndOfStream
+}
+
+// requestBody reads the client's body and gives it to the filter chunk by chunk.
+type requestBody struct {
+	r    *http.Request
+	size int
+	buf  []byte
+	done bool // the body has been read to its end (or failed)
+}
+
+// errBodyRead is a client body that could not be read.
+var errBodyRead = errors.New("read the request body")
+
+// next reads the next chunk of the body and sends it to the filter. A read error is given
+// as errBodyRead (nothing was sent).
+func (b *requestBody) next(ctx context.Context, s *Stream) (Result, error) {
+	if b.buf == nil {
+		size := b.size
+		if size <= 0 {
+			size = 32 << 10
+		}
+		if n := b.r.ContentLength; n > 0 && n < int64(size) {
+			size = int(n) // a body of known length is read whole, with its end, in one read
+		}
+		b.buf = make([]byte, size)
+	}
+	n, rerr := b.r.Body.Read(b.buf)
+	eos := rerr != nil
+	if rerr != nil && !errors.Is(rerr, io.EOF) {
+		b.done = true
+		return Result{}, fmt.Errorf("%w: %w", errBodyRead, rerr)
+	}
+	b.done = eos
+	return s.SendRequestBody(ctx, b.buf[:n], eos)
+}
+
+// badRequest answers 502 when the filter released headers the upstream request cannot be
+// built from, and reports whether it did.
+func (fw *filterWriter) badRequest(err error) bool {
+	if err == nil {
+		return false
+	}
+	fw.mu.Lock()
+	if !fw.done {
+		fw.done = true
+		http.Error(fw.w, "bad request from filter: "+err.Error(), http.StatusBadGateway)
+	}
+	fw.mu.Unlock()
+	return true
 }
 
 var (
@@ -240,6 +301,7 @@ type filterWriter struct {
 	hdr         http.Header
 	wroteHeader bool
 	sent        bool // response headers went to the client
+	stream      bool // the response is flushed chunk by chunk (isStream)
 	done        bool // the client's response is complete (or was a local reply)
 	abort       bool // the stream must be reset (the handler panics with ErrAbortHandler)
 }
@@ -298,8 +360,17 @@ func (fw *filterWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// Flush is a no-op: released chunks are flushed as soon as they are written.
-func (fw *filterWriter) Flush() {}
+// Flush sends what the filter released so far to the client (next flushes, as
+// httputil.ReverseProxy does after each write of a stream).
+func (fw *filterWriter) Flush() {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if fw.sent && !fw.abort {
+		if f, ok := fw.w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+}
 
 // finish ends the response after next returned.
 func (fw *filterWriter) finish() {
@@ -347,11 +418,12 @@ func (fw *filterWriter) emitLocked(res Result, err error) {
 		}
 		fw.w.WriteHeader(status)
 		fw.sent = true
+		fw.stream = isStream(res.Headers)
 	}
 	if len(res.Body) > 0 {
 		fw.w.Write(res.Body)
 	}
-	if res.Headers != nil || len(res.Body) > 0 {
+	if fw.stream && (res.Headers != nil || len(res.Body) > 0) {
 		if f, ok := fw.w.(http.Flusher); ok {
 			f.Flush()
 		}
@@ -362,6 +434,18 @@ func (fw *filterWriter) emitLocked(res Result, err error) {
 }
 
 func (fw *filterWriter) headersSent() bool { return fw.sent }
+
+// isStream reports whether a response, by the headers the filter released, may be a stream
+// whose chunks must reach the client as they come: an event stream, or a body of unknown
+// length. A response of known length reaches the client when next flushes or returns (or a
+// buffer fills), as from httputil.ReverseProxy, in one write where it fits.
+func isStream(h Headers) bool {
+	if !h.Has("content-length") {
+		return true
+	}
+	ct := strings.ToLower(strings.TrimSpace(h.Value("content-type")))
+	return strings.HasPrefix(ct, "text/event-stream")
+}
 
 // finishedBy writes a local reply (or an error) for a request-side result and reports
 // whether the exchange is over.

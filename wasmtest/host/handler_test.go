@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // upstreamEcho answers with what it received.
@@ -106,34 +107,59 @@ func TestHandler_RequestBodyRewrittenAndCallout(t *testing.T) {
 	}
 }
 
-func TestHandler_EventStreamFlowsChunkByChunk(t *testing.T) {
+// A response's first part reaches the client before the upstream sends the rest: at once for
+// an event stream or a body of unknown length, when the upstream flushes for a body of known
+// length (as httputil.ReverseProxy does after each write of a stream).
+func TestHandler_StreamsFlowChunkByChunk(t *testing.T) {
 	t.Parallel()
 	h := newHost(t, Options{})
-	second := make(chan struct{})
-	sse := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("content-type", "text/event-stream")
-		io.WriteString(w, "data: 1\n\n")
-		w.(http.Flusher).Flush()
-		<-second
-		io.WriteString(w, "data: 2\n\n")
-	})
-	srv := filterServer(t, h, sse)
-	req, _ := http.NewRequest("GET", srv.URL+"/events", nil)
-	req.Header.Set("x-test", "resp")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name          string
+		header        map[string]string
+		first, second string
+		flush         bool
+	}{
+		{"EventStream", map[string]string{"content-type": "text/event-stream"}, "data: 1\n\n", "data: 2\n\n", false},
+		{"EventStreamFlushed", map[string]string{"content-type": "text/event-stream"}, "data: 1\n\n", "data: 2\n\n", true},
+		{"UnknownLength", map[string]string{"content-type": "application/octet-stream"}, "part 1\n", "part 2\n", false},
+		{"KnownLengthFlushed", map[string]string{"content-type": "application/json", "content-length": "14"}, "part 1\n", "part 2\n", true},
 	}
-	defer resp.Body.Close()
-	rd := bufio.NewReader(resp.Body)
-	line, err := rd.ReadString('\n')
-	if err != nil || line != "data: 1\n" {
-		t.Fatalf("first event %q, %v (before the upstream sent the second)", line, err)
-	}
-	close(second)
-	rest, _ := io.ReadAll(rd)
-	if string(rest) != "\ndata: 2\n\n" {
-		t.Fatalf("rest %q", rest)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			second := make(chan struct{})
+			up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				for k, v := range tc.header {
+					w.Header().Set(k, v)
+				}
+				io.WriteString(w, tc.first)
+				if tc.flush {
+					w.(http.Flusher).Flush()
+				}
+				<-second
+				io.WriteString(w, tc.second)
+			})
+			srv := filterServer(t, h, up)
+			req, _ := http.NewRequest("GET", srv.URL+"/events", nil)
+			req.Header.Set("x-test", "resp")
+			resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+			if err != nil {
+				close(second)
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			rd := bufio.NewReader(resp.Body)
+			line, err := rd.ReadString('\n')
+			if err != nil || line != strings.SplitAfter(tc.first, "\n")[0] {
+				close(second)
+				t.Fatalf("first part %q, %v (before the upstream sent the second)", line, err)
+			}
+			close(second)
+			rest, _ := io.ReadAll(rd)
+			if line+string(rest) != tc.first+tc.second {
+				t.Fatalf("response %q", line+string(rest))
+			}
+		})
 	}
 }
 

@@ -161,7 +161,7 @@ func bench(ctx context.Context, st settings, s *stack, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n%-6s %-8s %9s %9s %9s %10s\n", "round", "alt", "requests", "p50", "p99", "req/s")
+	fmt.Fprintf(out, "\n%-6s %-8s %9s %9s %9s %10s %9s\n", "round", "alt", "requests", "p50", "p99", "req/s", "cpu/req")
 	upBefore := s.up.requests.Load()
 	for r := range st.rounds {
 		order := alts
@@ -175,7 +175,7 @@ func bench(ctx context.Context, st settings, s *stack, out io.Writer) error {
 				return fmt.Errorf("round %d, %s: %w", r, a.name, err)
 			}
 			a.runs = append(a.runs, f)
-			fmt.Fprintf(out, "%-6d %-8s %9d %9s %9s %10.0f\n", r, a.name, f.Requests, ms(f.P50), ms(f.P99), f.PerSec)
+			fmt.Fprintf(out, "%-6d %-8s %9d %9s %9s %10.0f %9s\n", r, a.name, f.Requests, ms(f.P50), ms(f.P99), f.PerSec, us(f.CPU))
 		}
 	}
 	if err := prof.stop(); err != nil {
@@ -195,15 +195,15 @@ func bench(ctx context.Context, st settings, s *stack, out io.Writer) error {
 	for _, a := range alts {
 		m := summarize(a.runs)
 		med[a.name] = m
-		fmt.Fprintf(out, "  %-8s p50 %s  p99 %s  %0.f req/s\n", a.name, ms(m.P50), ms(m.P99), m.PerSec)
+		fmt.Fprintf(out, "  %-8s p50 %s  p99 %s  %.0f req/s  cpu/req %s\n", a.name, ms(m.P50), ms(m.P99), m.PerSec, us(m.CPU))
 	}
 	if st.mode != "both" {
 		return nil
 	}
 	b, g := med["bare"], med["gateway"]
 	dP50, dP99, ratio := g.P50-b.P50, g.P99-b.P99, g.PerSec/b.PerSec
-	fmt.Fprintf(out, "gateway overhead: p50 %+.3f ms, p99 %+.3f ms, throughput %.0f %% of bare\n",
-		dP50.Seconds()*1e3, dP99.Seconds()*1e3, ratio*100)
+	fmt.Fprintf(out, "gateway overhead: p50 %+.3f ms, p99 %+.3f ms, throughput %.0f %% of bare, cpu/req %+.1f µs\n",
+		dP50.Seconds()*1e3, dP99.Seconds()*1e3, ratio*100, float64(g.CPU-b.CPU)/1e3)
 	fmt.Fprintf(out, "goals: p50 ≤ +%s %s; p99 ≤ +%s %s; throughput ≥ %.0f %% %s\n",
 		ms(st.goalP50), met(dP50 <= st.goalP50), ms(st.goalP99), met(dP99 <= st.goalP99),
 		st.goalThroughput*100, met(ratio >= st.goalThroughput))
@@ -215,10 +215,12 @@ func summarize(runs []figures) figures {
 	var p50, p99 []time.Duration
 	var rps []float64
 	var n []int
+	var cpu []time.Duration
 	for _, f := range runs {
 		p50, p99, rps, n = append(p50, f.P50), append(p99, f.P99), append(rps, f.PerSec), append(n, f.Requests)
+		cpu = append(cpu, f.CPU)
 	}
-	return figures{Requests: median(n), P50: median(p50), P99: median(p99), PerSec: median(rps)}
+	return figures{Requests: median(n), P50: median(p50), P99: median(p99), PerSec: median(rps), CPU: median(cpu)}
 }
 
 func slices2(a []*alternative) []*alternative {
@@ -237,6 +239,8 @@ func met(ok bool) string {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.3fms", d.Seconds()*1e3) }
+
+func us(d time.Duration) string { return fmt.Sprintf("%.1fµs", d.Seconds()*1e6) }
 
 // profiles records CPU, block and mutex profiles of the measured rounds (not the warm-up).
 type profiles struct {
