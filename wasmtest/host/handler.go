@@ -300,8 +300,10 @@ type filterWriter struct {
 	mu          sync.Mutex
 	hdr         http.Header
 	wroteHeader bool
-	sent        bool // response headers went to the client
-	stream      bool // the response is flushed chunk by chunk (isStream)
+	sent        bool // the filter released the response headers (see pending)
+	pending     bool // released headers not written to w yet (a response of known length)
+	status      int  // the released status
+	stream      bool // next's response is a stream, flushed chunk by chunk (isStream)
 	done        bool // the client's response is complete (or was a local reply)
 	abort       bool // the stream must be reset (the handler panics with ErrAbortHandler)
 }
@@ -344,6 +346,7 @@ func (fw *filterWriter) writeHeaderLocked(code int) {
 			h = append(h, Header{lname, v})
 		}
 	}
+	fw.stream = isStream(h)
 	res, err := fw.s.SendResponseHeaders(fw.ctx, h, false)
 	fw.emitLocked(res, err)
 }
@@ -366,9 +369,8 @@ func (fw *filterWriter) Flush() {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
 	if fw.sent && !fw.abort {
-		if f, ok := fw.w.(http.Flusher); ok {
-			f.Flush()
-		}
+		fw.writeHeadersLocked()
+		fw.flushLocked()
 	}
 }
 
@@ -406,39 +408,67 @@ func (fw *filterWriter) emitLocked(res Result, err error) {
 	}
 	if res.Headers != nil {
 		dst := fw.w.Header()
-		status := http.StatusOK
+		fw.status = http.StatusOK
 		for _, f := range res.Headers {
 			if f.Name == ":status" {
 				if n, err := parseStatus(f.Value); err == nil {
-					status = n
+					fw.status = n
 				}
 				continue
 			}
 			dst[http.CanonicalHeaderKey(f.Name)] = append(dst[http.CanonicalHeaderKey(f.Name)], f.Value)
 		}
-		fw.w.WriteHeader(status)
-		fw.sent = true
-		fw.stream = isStream(res.Headers)
+		fw.sent, fw.pending = true, true
+	}
+	if fw.pending && fw.stream {
+		fw.writeHeadersLocked() // a stream's headers go out at once
 	}
 	if len(res.Body) > 0 {
-		fw.w.Write(res.Body)
-	}
-	if fw.stream && (res.Headers != nil || len(res.Body) > 0) {
-		if f, ok := fw.w.(http.Flusher); ok {
-			f.Flush()
+		if fw.pending && res.EndOfStream && fw.w.Header().Get("Content-Length") == "" {
+			// The whole body is in hand before anything went out: the client gets it
+			// with its length instead of chunked.
+			fw.w.Header().Set("Content-Length", strconv.Itoa(len(res.Body)))
 		}
+		fw.writeHeadersLocked()
+		fw.w.Write(res.Body)
 	}
 	if res.EndOfStream {
 		fw.done = true
+		fw.writeHeadersLocked()
+		if fw.w.Header().Get("Content-Length") == "" {
+			return // net/http completes the response when the handler returns
+		}
+		// A response of known length is sent complete before the stream's teardown
+		// (proxy_on_log and after) runs.
+		fw.flushLocked()
+		return
+	}
+	if fw.stream && (res.Headers != nil || len(res.Body) > 0) {
+		fw.flushLocked() // a stream's chunks are flushed one by one
+	}
+}
+
+func (fw *filterWriter) flushLocked() {
+	if f, ok := fw.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// writeHeadersLocked writes the released response headers to the client if they are still
+// held (pending).
+func (fw *filterWriter) writeHeadersLocked() {
+	if fw.pending {
+		fw.pending = false
+		fw.w.WriteHeader(fw.status)
 	}
 }
 
 func (fw *filterWriter) headersSent() bool { return fw.sent }
 
-// isStream reports whether a response, by the headers the filter released, may be a stream
-// whose chunks must reach the client as they come: an event stream, or a body of unknown
-// length. A response of known length reaches the client when next flushes or returns (or a
-// buffer fills), as from httputil.ReverseProxy, in one write where it fits.
+// isStream reports whether next's response may be a stream whose chunks must reach the
+// client as they come: an event stream, or a body of unknown length. Other responses reach
+// the client when next flushes or when the filter has released them whole, as from
+// httputil.ReverseProxy, in one write where they fit.
 func isStream(h Headers) bool {
 	if !h.Has("content-length") {
 		return true

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -178,5 +179,47 @@ func TestHandler_ReplyWhileUpstreamReadsBody(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 413 || string(b) != "Payload Too Large" {
 		t.Fatalf("response %d %q", resp.StatusCode, b)
+	}
+}
+
+// A response of known length reaches the client whole and with its status, whether the
+// filter passes it on or holds it and rewrites it; one that the filter released whole at its
+// end is sent with its length.
+func TestHandler_KnownLengthResponses(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, Options{})
+	cases := []struct {
+		name, mode string
+		status     int
+		body       string
+		want       string
+	}{
+		{"PassedOn", "", 200, "hello world", "hello world"},
+		{"HeldAndRewritten", "resp-buffer", 200, "hello world", "HELLO WORLD"},
+		{"Empty404", "", 404, "", ""},
+		{"EmptyHeld", "resp-buffer", 200, "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("content-length", strconv.Itoa(len(tc.body)))
+				w.WriteHeader(tc.status)
+				io.WriteString(w, tc.body)
+			})
+			srv := filterServer(t, h, up)
+			req, _ := http.NewRequest("GET", srv.URL+"/", nil)
+			req.Header.Set("x-test", tc.mode)
+			resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != tc.status || string(b) != tc.want || resp.ContentLength != int64(len(tc.want)) ||
+				resp.Header.Get("x-guest-response") != "yes" {
+				t.Fatalf("%d %q (length %d) %v, %v", resp.StatusCode, b, resp.ContentLength, resp.Header, err)
+			}
+		})
 	}
 }
