@@ -76,14 +76,15 @@ func (fh *filterHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if fw.finishedBy(res, err) {
 		return
 	}
-	// Until the filter releases the headers, the body is fed to it from this goroutine. A
-	// filter that holds the headers until it has seen the whole body (an MCP request) has
-	// then released everything, and the upstream gets the body as one buffer; only a body
-	// still arriving after the headers went on streams through a pipe.
+	// Until the filter releases the headers, and for a body of known length that fits in one
+	// chunk, the body is fed to the filter from this goroutine: next then gets what the
+	// filter released of it as one buffer. Only a body still arriving after the headers went
+	// on streams to next through a pipe.
 	in := &requestBody{r: r, size: fh.opts.ChunkSize, done: !hasBody}
+	oneChunk := r.ContentLength > 0 && r.ContentLength <= int64(in.chunkSize())
 	out := requestOut{}
 	out.add(res)
-	for out.hdrs == nil && !in.done {
+	for (out.hdrs == nil || oneChunk) && !in.done && !out.ended {
 		res, err := in.next(ctx, s)
 		if errors.Is(err, errBodyRead) {
 			return // the client went away or was too slow; nothing went upstream
@@ -171,6 +172,14 @@ type requestBody struct {
 	done bool // the body has been read to its end (or failed)
 }
 
+// chunkSize is the size of the body reads (HandlerOptions.ChunkSize).
+func (b *requestBody) chunkSize() int {
+	if b.size <= 0 {
+		return 32 << 10
+	}
+	return b.size
+}
+
 // errBodyRead is a client body that could not be read.
 var errBodyRead = errors.New("read the request body")
 
@@ -178,10 +187,7 @@ var errBodyRead = errors.New("read the request body")
 // as errBodyRead (nothing was sent).
 func (b *requestBody) next(ctx context.Context, s *Stream) (Result, error) {
 	if b.buf == nil {
-		size := b.size
-		if size <= 0 {
-			size = 32 << 10
-		}
+		size := b.chunkSize()
 		if n := b.r.ContentLength; n > 0 && n < int64(size) {
 			size = int(n) // a body of known length is read whole, with its end, in one read
 		}
