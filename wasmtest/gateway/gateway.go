@@ -117,7 +117,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		g.auth = strings.ToLower(u.Host)
 	}
 	ho := FilterOptions(o.Config, o.TokenService.Internal)
-	ho.Workers, ho.Logger = o.Workers, o.Logger
+	ho.Workers, ho.Logger, ho.IdleWorkerFirst = o.Workers, o.Logger, true
 	if o.HostOptions != nil {
 		o.HostOptions(&ho)
 	}

@@ -112,7 +112,7 @@
 //   - proxy_replace_header_map_value keeps the first occurrence's position (Envoy removes
 //     every occurrence and appends).
 //   - Metric names carry no "wasmcustom." prefix; the zero Options.LogLevel keeps every line
-//     (Envoy's default is info); streams are spread over workers round robin, not per
-//     connection. Route matching, retries, timeouts and header sanitization of Envoy's
+//     (Envoy's default is info); streams are spread over workers round robin (or to an idle
+//     VM first, Options.IdleWorkerFirst), not per connection. Route matching, retries, timeouts and header sanitization of Envoy's
 //     connection manager are not emulated; Handler does not carry trailers.
 package host
