@@ -306,12 +306,14 @@ type filterWriter struct {
 	mu          sync.Mutex
 	hdr         http.Header
 	wroteHeader bool
-	sent        bool // the filter released the response headers (see pending)
-	pending     bool // released headers not written to w yet (a response of known length)
-	status      int  // the released status
-	stream      bool // next's response is a stream, flushed chunk by chunk (isStream)
-	done        bool // the client's response is complete (or was a local reply)
-	abort       bool // the stream must be reset (the handler panics with ErrAbortHandler)
+	sent        bool  // the filter released the response headers (see pending)
+	pending     bool  // released headers not written to w yet (a response of known length)
+	status      int   // the released status
+	stream      bool  // next's response is a stream, flushed chunk by chunk (isStream)
+	remaining   int64 // bytes of next's body still to come by its content-length; -1: unknown
+	ended       bool  // the end of next's response was given to the filter
+	done        bool  // the client's response is complete (or was a local reply)
+	abort       bool  // the stream must be reset (the handler panics with ErrAbortHandler)
 }
 
 // abortStream reports whether the filter reset the stream.
@@ -353,20 +355,43 @@ func (fw *filterWriter) writeHeaderLocked(code int) {
 		}
 	}
 	fw.stream = isStream(h)
+	fw.remaining = -1
+	if n, err := strconv.ParseInt(h.Value("content-length"), 10, 64); err == nil && n > 0 {
+		fw.remaining = n
+	}
 	res, err := fw.s.SendResponseHeaders(fw.ctx, h, false)
 	fw.emitLocked(res, err)
 }
 
+// Write gives a chunk of next's response to the filter. The chunk that completes a body of
+// known length carries the end of the stream, as Envoy's codec gives it with the last data;
+// bytes past that length are refused (http.ErrContentLength), as net/http refuses them.
 func (fw *filterWriter) Write(b []byte) (int, error) {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
 	fw.writeHeaderLocked(http.StatusOK)
-	if fw.done {
-		return len(b), nil // the response was replaced; drop what the upstream sends
+	n, werr := len(b), error(nil)
+	eos := false
+	if fw.remaining >= 0 {
+		if int64(n) >= fw.remaining {
+			if int64(n) > fw.remaining {
+				n, werr = int(fw.remaining), http.ErrContentLength
+			}
+			eos = true
+		}
+		fw.remaining -= int64(n)
 	}
-	res, err := fw.s.SendResponseBody(fw.ctx, b, false)
+	if fw.done || fw.ended {
+		if fw.ended && werr == nil {
+			werr = http.ErrContentLength
+			n = 0
+		}
+		return n, werr // the response was replaced (drop what the upstream sends), or is complete
+	}
+	res, err := fw.s.SendResponseBody(fw.ctx, b[:n], eos)
+	fw.ended = eos
 	fw.emitLocked(res, err)
-	return len(b), nil
+	return n, werr
 }
 
 // Flush sends what the filter released so far to the client (next flushes, as
@@ -385,7 +410,7 @@ func (fw *filterWriter) finish() {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
 	fw.writeHeaderLocked(http.StatusOK)
-	if fw.done {
+	if fw.done || fw.ended {
 		return
 	}
 	res, err := fw.s.SendResponseBody(fw.ctx, nil, true)

@@ -2,6 +2,7 @@ package host
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -221,5 +222,45 @@ func TestHandler_KnownLengthResponses(t *testing.T) {
 				t.Fatalf("%d %q (length %d) %v, %v", resp.StatusCode, b, resp.ContentLength, resp.Header, err)
 			}
 		})
+	}
+}
+
+// The write that completes a body of known length reaches the filter with the end of the
+// stream (as Envoy's codec gives it), and bytes past that length are refused.
+func TestHandler_LastChunkOfKnownLengthEndsTheStream(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, Options{})
+	excess := make(chan error, 1)
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("content-length", "11")
+		io.WriteString(w, "hello ")
+		io.WriteString(w, "world")
+		_, err := io.WriteString(w, "!")
+		excess <- err
+	})
+	srv := filterServer(t, h, up)
+	req, _ := http.NewRequest("GET", srv.URL+"/last", nil)
+	req.Header.Set("x-test", "resp")
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "hello world" {
+		t.Fatalf("body %q", b)
+	}
+	if err := <-excess; !errors.Is(err, http.ErrContentLength) {
+		t.Errorf("a write past the length: %v, want http.ErrContentLength", err)
+	}
+	var chunks []string
+	for _, l := range h.GuestLogs(LogInfo) {
+		if strings.HasPrefix(l, "resp chunk ") {
+			chunks = append(chunks, l)
+		}
+	}
+	want := []string{"resp chunk hello  eos=false", "resp chunk world eos=true"}
+	if strings.Join(chunks, "|") != strings.Join(want, "|") {
+		t.Errorf("the filter saw %q, want %q", chunks, want)
 	}
 }
