@@ -161,6 +161,7 @@ func bench(ctx context.Context, st settings, s *stack, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	checksBefore := s.checks.Load()
 	fmt.Fprintf(out, "\n%-6s %-8s %9s %9s %9s %10s %9s\n", "round", "alt", "requests", "p50", "p99", "req/s", "cpu/req")
 	upBefore := s.up.requests.Load()
 	for r := range st.rounds {
@@ -190,7 +191,8 @@ func bench(ctx context.Context, st settings, s *stack, out io.Writer) error {
 	if got := s.up.requests.Load() - upBefore; got != int64(total) {
 		return fmt.Errorf("the upstream answered %d requests, the clients counted %d", got, total)
 	}
-	fmt.Fprintf(out, "\nmedians over %d rounds (load average now %s):\n", st.rounds, loadAverage())
+	fmt.Fprintf(out, "\nmedians over %d rounds (load average now %s; check API calls while measuring: %d):\n",
+		st.rounds, loadAverage(), s.checks.Load()-checksBefore)
 	med := map[string]figures{}
 	for _, a := range alts {
 		m := summarize(a.runs)

@@ -35,6 +35,9 @@ func TestBench_MeasuresAllowedCallsThroughTheFilter(t *testing.T) {
 	if got := s.up.requests.Load(); got != int64(f.Requests) {
 		t.Errorf("the upstream answered %d requests, the clients counted %d", got, f.Requests)
 	}
+	if c := s.checks.Load(); c < 1 || c > 4 {
+		t.Errorf("%d check API calls for 2 clients on 2 VMs, want the token cached after the first on each", c)
+	}
 	if a, n := s.up.sawAuthorization.Load(), s.up.sawNoAssertion.Load(); a != 0 || n != 0 {
 		t.Errorf("through the gateway %d requests carried Authorization and %d no assertion", a, n)
 	}

@@ -42,6 +42,16 @@ type stack struct {
 	body    []byte // the tools/call request
 	gw      *gateway.Gateway
 	closers []func()
+	// checks counts the filter's calls to the token service's check API: with the token
+	// cached, none while measuring.
+	checks atomic.Int64
+}
+
+func (s *stack) countChecks(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.checks.Add(1)
+		h.ServeHTTP(w, r)
+	})
 }
 
 // upstream answers every tools/call with a fixed result, as a stateless MCP server would.
@@ -155,7 +165,7 @@ routes:
 	s.closers = append(s.closers, func() { _ = ts.Close() })
 	gw, err := gateway.New(ctx, gateway.Options{
 		Config: cfg, Module: o.module, Workers: o.workers, Logger: logger,
-		TokenService: gateway.TokenService{Public: ts.PublicHandler(), Internal: ts.InternalHandler()},
+		TokenService: gateway.TokenService{Public: ts.PublicHandler(), Internal: s.countChecks(ts.InternalHandler())},
 		HostOptions:  func(ho *host.Options) { ho.LogLevel = o.logLevel },
 	})
 	if err != nil {
