@@ -266,6 +266,13 @@ func (s *Stream) input(ctx context.Context, f *flow, run func(), bad func(*flow)
 	}
 	run()
 	v.runAfter()
+	if !s.blocked(f) {
+		// Released at once: no second turn on the VM lock, which another stream's callback
+		// may hold by then.
+		r, err := s.take(f), s.resetErr
+		v.mu.Unlock()
+		return r, err
+	}
 	v.mu.Unlock()
 	return s.wait(ctx, f)
 }
