@@ -29,8 +29,9 @@ type HandlerOptions struct {
 // filter holds until it has the whole body reaches next with that body as one buffer; a body
 // still arriving once the headers are released streams on. Released response chunks of an
 // event stream or of a body of unknown length are flushed one by one so that streams keep
-// flowing; a body of known length is flushed when next flushes or returns, as from
-// httputil.ReverseProxy alone. A local reply from the filter is written instead; if it comes
+// flowing; a body of known length is flushed when next flushes or when it is complete (before
+// the stream's teardown), as from httputil.ReverseProxy alone, and a body the filter releases
+// whole before any of it went out is sent with its length. A local reply from the filter is written instead; if it comes
 // after next started, next's request is cancelled. Trailers are not carried.
 func (h *Host) Handler(next http.Handler, opts *HandlerOptions) http.Handler {
 	if opts == nil {
