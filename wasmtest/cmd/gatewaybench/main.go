@@ -167,7 +167,7 @@ func bench(ctx context.Context, st settings, s *stack, out io.Writer) error {
 	for r := range st.rounds {
 		order := alts
 		if r%2 == 1 {
-			order = slices2(alts)
+			order = reversed(alts)
 		}
 		for _, a := range order {
 			f, err := l.run(ctx, a.url, st.duration)
@@ -225,7 +225,8 @@ func summarize(runs []figures) figures {
 	return figures{Requests: median(n), P50: median(p50), P99: median(p99), PerSec: median(rps), CPU: median(cpu)}
 }
 
-func slices2(a []*alternative) []*alternative {
+// reversed returns a in the opposite order.
+func reversed(a []*alternative) []*alternative {
 	out := make([]*alternative, len(a))
 	for i := range a {
 		out[len(a)-1-i] = a[i]
