@@ -72,6 +72,12 @@ bench: wasm
 bench-all: wasm
 	GATEWAY_WASM=$(CURDIR)/$(WASM) $(GO) test -run '^$$' -bench . -benchmem ./...
 
+## bench-gateway: the local gateway's end-to-end overhead against a bare httputil.ReverseProxy
+## (same upstream, same load generator, alternating rounds); BENCHMARKS.md, "Local gateway overhead"
+.PHONY: bench-gateway
+bench-gateway: wasm
+	GATEWAY_WASM=$(CURDIR)/$(WASM) $(GO) run ./wasmtest/cmd/gatewaybench -rounds 5 -duration 3s
+
 ## lint: gofmt, go vet and staticcheck, for linux and for the filter's wasip1 build
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(OUT)/tools/staticcheck

@@ -117,7 +117,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		g.auth = strings.ToLower(u.Host)
 	}
 	ho := FilterOptions(o.Config, o.TokenService.Internal)
-	ho.Workers, ho.Logger = o.Workers, o.Logger
+	ho.Workers, ho.Logger, ho.IdleWorkerFirst = o.Workers, o.Logger, true
 	if o.HostOptions != nil {
 		o.HostOptions(&ho)
 	}
@@ -271,9 +271,10 @@ func (g *Gateway) newProxy(route pluginconf.Route, target *url.URL) *httputil.Re
 			pr.Out.Host = target.Host
 			pr.SetXForwarded()
 		},
-		Transport:     g.transport,
-		FlushInterval: -1,
-		ErrorLog:      slog.NewLogLogger(g.logger.Handler(), slog.LevelWarn),
+		// FlushInterval 0: an event stream and a body of unknown length are flushed write by
+		// write, a response of known length when it is complete (httputil.ReverseProxy).
+		Transport: g.transport,
+		ErrorLog:  slog.NewLogLogger(g.logger.Handler(), slog.LevelWarn),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			g.logger.Warn("upstream unreachable", "route", route.ID, "error", err)
 			writeError(w, http.StatusBadGateway, "bad_gateway", "the upstream of this route is unreachable")

@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -146,4 +147,64 @@ func TestGateway_RoutesAndFailures(t *testing.T) {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
 	})
+}
+
+// An event stream reaches the client event by event: the upstream sends its second event
+// only once the client has read the first, for a POST answered with a stream (MCP streamable
+// HTTP) and for the event-stream GET.
+func TestGateway_EventStreamsFlowEventByEvent(t *testing.T) {
+	t.Parallel()
+	next := make(chan struct{}, 2)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"n\":1}}\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-next:
+		case <-time.After(5 * time.Second):
+			return // the client never saw the first event
+		}
+		io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}\n\n")
+	})}
+	go up.Serve(l)
+	t.Cleanup(func() { up.Close() })
+	mcpURL, _, ts := startGateway(t, "http://"+l.Addr().String()+"/mcp")
+	token := seedToken(t, ts.Store())
+	for _, method := range []string{http.MethodPost, http.MethodGet} {
+		var body io.Reader
+		if method == http.MethodPost {
+			body = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`)
+		}
+		req, _ := http.NewRequest(method, mcpURL, body)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		rd := bufio.NewReader(resp.Body)
+		var first string
+		for !strings.HasSuffix(first, "\n\n") {
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				t.Fatalf("%s: first event %q: %v (status %d)", method, first, err, resp.StatusCode)
+			}
+			first += line
+		}
+		if !strings.Contains(first, `"n":1`) {
+			t.Fatalf("%s: first event %q", method, first)
+		}
+		next <- struct{}{}
+		rest, err := io.ReadAll(rd)
+		resp.Body.Close()
+		if err != nil || !strings.Contains(string(rest), `"id":1`) {
+			t.Fatalf("%s: rest %q, %v", method, rest, err)
+		}
+	}
 }

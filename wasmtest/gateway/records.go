@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpmesh/gateway/shared/authlog"
+	"github.com/mcpmesh/gateway/wasmtest/host"
 	"github.com/tidwall/gjson"
 )
 
@@ -113,4 +115,26 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// NewLogger builds the local gateway's logger: format "text" or "json" on w, at a level that
+// lets the filter's lines at the proxy log level wasm through, with the filter's
+// authorization records printed as themselves (RecordHandler). w is wrapped in a SyncWriter.
+func NewLogger(format string, wasm host.LogLevel, w io.Writer) (*slog.Logger, error) {
+	lvl := slog.LevelInfo
+	switch wasm {
+	case host.LogTrace:
+		lvl = slog.LevelDebug - 4
+	case host.LogDebug:
+		lvl = slog.LevelDebug
+	}
+	w = SyncWriter(w)
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch format {
+	case "json":
+		return slog.New(RecordHandler(slog.NewJSONHandler(w, opts), w)), nil
+	case "text":
+		return slog.New(RecordHandler(slog.NewTextHandler(w, opts), nil)), nil
+	}
+	return nil, fmt.Errorf("-log-format must be text or json, got %q", format)
 }

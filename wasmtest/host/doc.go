@@ -25,7 +25,8 @@
 // or, when it pauses (for a proxy_http_call), after the callout's response callback resumes
 // or answers the stream; a context ending first gives ErrPaused. Host.Handler wraps all of it
 // as an http.Handler in front of an upstream handler (e.g. httputil.ReverseProxy), streaming
-// bodies both ways and flushing each response chunk so event streams keep flowing.
+// bodies both ways and flushing each response chunk of an event stream (or of a body of
+// unknown length) so that streams keep flowing.
 //
 // # Fidelity to cpp-host and Envoy
 //
@@ -113,7 +114,7 @@
 //   - proxy_replace_header_map_value keeps the first occurrence's position (Envoy removes
 //     every occurrence and appends).
 //   - Metric names carry no "wasmcustom." prefix; the zero Options.LogLevel keeps every line
-//     (Envoy's default is info); streams are spread over workers round robin, not per
-//     connection. Route matching, retries, timeouts and header sanitization of Envoy's
+//     (Envoy's default is info); streams are spread over workers round robin (or to an idle
+//     VM first, Options.IdleWorkerFirst), not per connection. Route matching, retries, timeouts and header sanitization of Envoy's
 //     connection manager are not emulated; Handler does not carry trailers.
 package host

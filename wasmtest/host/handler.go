@@ -1,8 +1,10 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -23,8 +25,13 @@ type HandlerOptions struct {
 // Handler returns an http.Handler that runs each request through the filter, the way Envoy
 // would in front of next: the request headers and body go to the filter as they arrive, what
 // it lets through is handed to next (typically an httputil.ReverseProxy to the upstream), and
-// next's response comes back through the filter chunk by chunk, flushed after every chunk so
-// event streams keep flowing. A local reply from the filter is written instead; if it comes
+// next's response comes back through the filter chunk by chunk. A request whose headers the
+// filter holds until it has the whole body reaches next with that body as one buffer; a body
+// still arriving once the headers are released streams on. Released response chunks of an
+// event stream or of a body of unknown length are flushed one by one so that streams keep
+// flowing; a body of known length is flushed when next flushes or when it is complete (before
+// the stream's teardown), as from httputil.ReverseProxy alone, and a body the filter releases
+// whole before any of it went out is sent with its length. A local reply from the filter is written instead; if it comes
 // after next started, next's request is cancelled. Trailers are not carried.
 func (h *Host) Handler(next http.Handler, opts *HandlerOptions) http.Handler {
 	if opts == nil {
@@ -58,20 +65,7 @@ func (fh *filterHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hasBody := r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
 	res, err := s.SendRequestHeaders(ctx, requestHeaders(r), !hasBody)
 	fw := &filterWriter{w: w, s: s, ctx: ctx}
-	if fw.finishedBy(res, err) {
-		if fw.abortStream() {
-			panic(http.ErrAbortHandler)
-		}
-		return
-	}
-	upCtx, cancelUp := context.WithCancel(ctx)
-	pr, pw := io.Pipe()
-	pumpDone := make(chan struct{})
 	defer func() {
-		// The pump may still be reading a slow client's body; it stops at its next step (the
-		// pipe is closed, the stream ends) and can no longer write to the client.
-		cancelUp()
-		pr.CloseWithError(errUpstreamDone)
 		fw.mu.Lock()
 		abort := fw.abort
 		fw.done = true
@@ -80,75 +74,149 @@ func (fh *filterHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			panic(http.ErrAbortHandler) // Envoy resets the stream
 		}
 	}()
-	released := make(chan Headers, 1)
-	var once sync.Once
-	deliver := func(res Result) bool {
-		if res.Headers != nil {
-			hdrs := res.Headers
-			once.Do(func() { released <- hdrs })
-		}
-		if len(res.Body) > 0 {
-			if _, err := pw.Write(res.Body); err != nil {
-				return false
-			}
-		}
-		if res.EndOfStream {
-			pw.Close()
-		}
-		return true
+	if fw.finishedBy(res, err) {
+		return
 	}
-	go func() {
-		defer close(pumpDone)
-		if !deliver(res) || res.EndOfStream || !hasBody {
+	// Until the filter releases the headers, and for a body of known length that fits in one
+	// chunk, the body is fed to the filter from this goroutine: next then gets what the
+	// filter released of it as one buffer. Only a body still arriving after the headers went
+	// on streams to next through a pipe.
+	in := &requestBody{r: r, size: fh.opts.ChunkSize, done: !hasBody}
+	oneChunk := r.ContentLength > 0 && r.ContentLength <= int64(in.chunkSize())
+	out := requestOut{}
+	out.add(res)
+	for (out.hdrs == nil || oneChunk) && !in.done && !out.ended {
+		res, err := in.next(ctx, s)
+		if errors.Is(err, errBodyRead) {
+			return // the client went away or was too slow; nothing went upstream
+		}
+		if fw.finishedBy(res, err) {
 			return
 		}
-		size := fh.opts.ChunkSize
-		if size <= 0 {
-			size = 32 << 10
+		out.add(res)
+	}
+	if out.hdrs == nil {
+		return // nothing was released: the client went away
+	}
+	if out.ended {
+		up, err := upstreamRequest(ctx, r, out.hdrs, bytes.NewReader(out.body))
+		if fw.badRequest(err) {
+			return
 		}
-		buf := make([]byte, size)
-		for {
-			n, rerr := r.Body.Read(buf)
-			eos := rerr != nil
-			if rerr != nil && !errors.Is(rerr, io.EOF) {
-				pw.CloseWithError(rerr)
+		fh.next.ServeHTTP(fw, up)
+		fw.finish()
+		return
+	}
+
+	upCtx, cancelUp := context.WithCancel(ctx)
+	pr, pw := io.Pipe()
+	defer func() {
+		// The pump may still be reading a slow client's body; it stops at its next step (the
+		// pipe is closed, the stream ends) and can no longer write to the client.
+		cancelUp()
+		pr.CloseWithError(errUpstreamDone)
+	}()
+	go func() {
+		if _, err := pw.Write(out.body); err != nil {
+			return
+		}
+		for !in.done {
+			res, err := in.next(ctx, s)
+			if errors.Is(err, errBodyRead) {
+				pw.CloseWithError(err)
 				return
 			}
-			res, err := s.SendRequestBody(ctx, buf[:n], eos)
 			if fw.finishedBy(res, err) {
 				cancelUp()
 				pw.CloseWithError(errReplied)
 				return
 			}
-			if !deliver(res) || eos {
-				return
+			if len(res.Body) > 0 {
+				if _, err := pw.Write(res.Body); err != nil {
+					return
+				}
+			}
+			if res.EndOfStream {
+				break
 			}
 		}
+		pw.Close()
 	}()
-	var hdrs Headers
-	select {
-	case hdrs = <-released:
-	case <-pumpDone:
-		select {
-		case hdrs = <-released:
-		default:
-			return // answered locally, or the client went away
-		}
-	case <-ctx.Done():
-		return
-	}
-	up, err := upstreamRequest(upCtx, r, hdrs, pr)
-	if err != nil {
-		fw.mu.Lock()
-		if !fw.done {
-			fw.done = true
-			http.Error(w, "bad request from filter: "+err.Error(), http.StatusBadGateway)
-		}
-		fw.mu.Unlock()
+	up, err := upstreamRequest(upCtx, r, out.hdrs, pr)
+	if fw.badRequest(err) {
 		return
 	}
 	fh.next.ServeHTTP(fw, up)
 	fw.finish()
+}
+
+// requestOut gathers what the filter released of the request.
+type requestOut struct {
+	hdrs  Headers
+	body  []byte
+	ended bool // the whole request was released
+}
+
+func (o *requestOut) add(res Result) {
+	if res.Headers != nil && o.hdrs == nil {
+		o.hdrs = res.Headers
+	}
+	o.body = append(o.body, res.Body...)
+	o.ended = o.ended || res.EndOfStream
+}
+
+// requestBody reads the client's body and gives it to the filter chunk by chunk.
+type requestBody struct {
+	r    *http.Request
+	size int
+	buf  []byte
+	done bool // the body has been read to its end (or failed)
+}
+
+// chunkSize is the size of the body reads (HandlerOptions.ChunkSize).
+func (b *requestBody) chunkSize() int {
+	if b.size <= 0 {
+		return 32 << 10
+	}
+	return b.size
+}
+
+// errBodyRead is a client body that could not be read.
+var errBodyRead = errors.New("read the request body")
+
+// next reads the next chunk of the body and sends it to the filter. A read error is given
+// as errBodyRead (nothing was sent).
+func (b *requestBody) next(ctx context.Context, s *Stream) (Result, error) {
+	if b.buf == nil {
+		size := b.chunkSize()
+		if n := b.r.ContentLength; n > 0 && n < int64(size) {
+			size = int(n) // a body of known length is read whole, with its end, in one read
+		}
+		b.buf = make([]byte, size)
+	}
+	n, rerr := b.r.Body.Read(b.buf)
+	eos := rerr != nil
+	if rerr != nil && !errors.Is(rerr, io.EOF) {
+		b.done = true
+		return Result{}, fmt.Errorf("%w: %w", errBodyRead, rerr)
+	}
+	b.done = eos
+	return s.SendRequestBody(ctx, b.buf[:n], eos)
+}
+
+// badRequest answers 502 when the filter released headers the upstream request cannot be
+// built from, and reports whether it did.
+func (fw *filterWriter) badRequest(err error) bool {
+	if err == nil {
+		return false
+	}
+	fw.mu.Lock()
+	if !fw.done {
+		fw.done = true
+		http.Error(fw.w, "bad request from filter: "+err.Error(), http.StatusBadGateway)
+	}
+	fw.mu.Unlock()
+	return true
 }
 
 var (
@@ -239,9 +307,14 @@ type filterWriter struct {
 	mu          sync.Mutex
 	hdr         http.Header
 	wroteHeader bool
-	sent        bool // response headers went to the client
-	done        bool // the client's response is complete (or was a local reply)
-	abort       bool // the stream must be reset (the handler panics with ErrAbortHandler)
+	sent        bool  // the filter released the response headers (see pending)
+	pending     bool  // released headers not written to w yet (a response of known length)
+	status      int   // the released status
+	stream      bool  // next's response is a stream, flushed chunk by chunk (isStream)
+	remaining   int64 // bytes of next's body still to come by its content-length; -1: unknown
+	ended       bool  // the end of next's response was given to the filter
+	done        bool  // the client's response is complete (or was a local reply)
+	abort       bool  // the stream must be reset (the handler panics with ErrAbortHandler)
 }
 
 // abortStream reports whether the filter reset the stream.
@@ -282,31 +355,63 @@ func (fw *filterWriter) writeHeaderLocked(code int) {
 			h = append(h, Header{lname, v})
 		}
 	}
+	fw.stream = isStream(h)
+	fw.remaining = -1
+	if n, err := strconv.ParseInt(h.Value("content-length"), 10, 64); err == nil && n > 0 {
+		fw.remaining = n
+	}
 	res, err := fw.s.SendResponseHeaders(fw.ctx, h, false)
 	fw.emitLocked(res, err)
 }
 
+// Write gives a chunk of next's response to the filter. The chunk that completes a body of
+// known length carries the end of the stream, as Envoy's codec gives it with the last data;
+// bytes past that length are refused (http.ErrContentLength), as net/http refuses them.
 func (fw *filterWriter) Write(b []byte) (int, error) {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
 	fw.writeHeaderLocked(http.StatusOK)
-	if fw.done {
-		return len(b), nil // the response was replaced; drop what the upstream sends
+	n, werr := len(b), error(nil)
+	eos := false
+	if fw.remaining >= 0 {
+		if int64(n) >= fw.remaining {
+			if int64(n) > fw.remaining {
+				n, werr = int(fw.remaining), http.ErrContentLength
+			}
+			eos = true
+		}
+		fw.remaining -= int64(n)
 	}
-	res, err := fw.s.SendResponseBody(fw.ctx, b, false)
+	if fw.done || fw.ended {
+		if fw.ended && werr == nil {
+			werr = http.ErrContentLength
+			n = 0
+		}
+		return n, werr // the response was replaced (drop what the upstream sends), or is complete
+	}
+	res, err := fw.s.SendResponseBody(fw.ctx, b[:n], eos)
+	fw.ended = eos
 	fw.emitLocked(res, err)
-	return len(b), nil
+	return n, werr
 }
 
-// Flush is a no-op: released chunks are flushed as soon as they are written.
-func (fw *filterWriter) Flush() {}
+// Flush sends what the filter released so far to the client (next flushes, as
+// httputil.ReverseProxy does after each write of a stream).
+func (fw *filterWriter) Flush() {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if fw.sent && !fw.abort {
+		fw.writeHeadersLocked()
+		fw.flushLocked()
+	}
+}
 
 // finish ends the response after next returned.
 func (fw *filterWriter) finish() {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
 	fw.writeHeaderLocked(http.StatusOK)
-	if fw.done {
+	if fw.done || fw.ended {
 		return
 	}
 	res, err := fw.s.SendResponseBody(fw.ctx, nil, true)
@@ -335,33 +440,74 @@ func (fw *filterWriter) emitLocked(res Result, err error) {
 	}
 	if res.Headers != nil {
 		dst := fw.w.Header()
-		status := http.StatusOK
+		fw.status = http.StatusOK
 		for _, f := range res.Headers {
 			if f.Name == ":status" {
 				if n, err := parseStatus(f.Value); err == nil {
-					status = n
+					fw.status = n
 				}
 				continue
 			}
 			dst[http.CanonicalHeaderKey(f.Name)] = append(dst[http.CanonicalHeaderKey(f.Name)], f.Value)
 		}
-		fw.w.WriteHeader(status)
-		fw.sent = true
+		fw.sent, fw.pending = true, true
+	}
+	if fw.pending && fw.stream {
+		fw.writeHeadersLocked() // a stream's headers go out at once
 	}
 	if len(res.Body) > 0 {
-		fw.w.Write(res.Body)
-	}
-	if res.Headers != nil || len(res.Body) > 0 {
-		if f, ok := fw.w.(http.Flusher); ok {
-			f.Flush()
+		if fw.pending && res.EndOfStream && fw.w.Header().Get("Content-Length") == "" {
+			// The whole body is in hand before anything went out: the client gets it
+			// with its length instead of chunked.
+			fw.w.Header().Set("Content-Length", strconv.Itoa(len(res.Body)))
 		}
+		fw.writeHeadersLocked()
+		fw.w.Write(res.Body)
 	}
 	if res.EndOfStream {
 		fw.done = true
+		fw.writeHeadersLocked()
+		if fw.w.Header().Get("Content-Length") == "" {
+			return // net/http completes the response when the handler returns
+		}
+		// A response of known length is sent complete before the stream's teardown
+		// (proxy_on_log and after) runs.
+		fw.flushLocked()
+		return
+	}
+	if fw.stream && (res.Headers != nil || len(res.Body) > 0) {
+		fw.flushLocked() // a stream's chunks are flushed one by one
+	}
+}
+
+func (fw *filterWriter) flushLocked() {
+	if f, ok := fw.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// writeHeadersLocked writes the released response headers to the client if they are still
+// held (pending).
+func (fw *filterWriter) writeHeadersLocked() {
+	if fw.pending {
+		fw.pending = false
+		fw.w.WriteHeader(fw.status)
 	}
 }
 
 func (fw *filterWriter) headersSent() bool { return fw.sent }
+
+// isStream reports whether next's response may be a stream whose chunks must reach the
+// client as they come: an event stream, or a body of unknown length. Other responses reach
+// the client when next flushes or when the filter has released them whole, as from
+// httputil.ReverseProxy, in one write where they fit.
+func isStream(h Headers) bool {
+	if !h.Has("content-length") {
+		return true
+	}
+	ct := strings.ToLower(strings.TrimSpace(h.Value("content-type")))
+	return strings.HasPrefix(ct, "text/event-stream")
+}
 
 // finishedBy writes a local reply (or an error) for a request-side result and reports
 // whether the exchange is over.

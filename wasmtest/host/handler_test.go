@@ -2,11 +2,14 @@ package host
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // upstreamEcho answers with what it received.
@@ -106,34 +109,59 @@ func TestHandler_RequestBodyRewrittenAndCallout(t *testing.T) {
 	}
 }
 
-func TestHandler_EventStreamFlowsChunkByChunk(t *testing.T) {
+// A response's first part reaches the client before the upstream sends the rest: at once for
+// an event stream or a body of unknown length, when the upstream flushes for a body of known
+// length (as httputil.ReverseProxy does after each write of a stream).
+func TestHandler_StreamsFlowChunkByChunk(t *testing.T) {
 	t.Parallel()
 	h := newHost(t, Options{})
-	second := make(chan struct{})
-	sse := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("content-type", "text/event-stream")
-		io.WriteString(w, "data: 1\n\n")
-		w.(http.Flusher).Flush()
-		<-second
-		io.WriteString(w, "data: 2\n\n")
-	})
-	srv := filterServer(t, h, sse)
-	req, _ := http.NewRequest("GET", srv.URL+"/events", nil)
-	req.Header.Set("x-test", "resp")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name          string
+		header        map[string]string
+		first, second string
+		flush         bool
+	}{
+		{"EventStream", map[string]string{"content-type": "text/event-stream"}, "data: 1\n\n", "data: 2\n\n", false},
+		{"EventStreamFlushed", map[string]string{"content-type": "text/event-stream"}, "data: 1\n\n", "data: 2\n\n", true},
+		{"UnknownLength", map[string]string{"content-type": "application/octet-stream"}, "part 1\n", "part 2\n", false},
+		{"KnownLengthFlushed", map[string]string{"content-type": "application/json", "content-length": "14"}, "part 1\n", "part 2\n", true},
 	}
-	defer resp.Body.Close()
-	rd := bufio.NewReader(resp.Body)
-	line, err := rd.ReadString('\n')
-	if err != nil || line != "data: 1\n" {
-		t.Fatalf("first event %q, %v (before the upstream sent the second)", line, err)
-	}
-	close(second)
-	rest, _ := io.ReadAll(rd)
-	if string(rest) != "\ndata: 2\n\n" {
-		t.Fatalf("rest %q", rest)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			second := make(chan struct{})
+			up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				for k, v := range tc.header {
+					w.Header().Set(k, v)
+				}
+				io.WriteString(w, tc.first)
+				if tc.flush {
+					w.(http.Flusher).Flush()
+				}
+				<-second
+				io.WriteString(w, tc.second)
+			})
+			srv := filterServer(t, h, up)
+			req, _ := http.NewRequest("GET", srv.URL+"/events", nil)
+			req.Header.Set("x-test", "resp")
+			resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+			if err != nil {
+				close(second)
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			rd := bufio.NewReader(resp.Body)
+			line, err := rd.ReadString('\n')
+			if err != nil || line != strings.SplitAfter(tc.first, "\n")[0] {
+				close(second)
+				t.Fatalf("first part %q, %v (before the upstream sent the second)", line, err)
+			}
+			close(second)
+			rest, _ := io.ReadAll(rd)
+			if line+string(rest) != tc.first+tc.second {
+				t.Fatalf("response %q", line+string(rest))
+			}
+		})
 	}
 }
 
@@ -152,5 +180,87 @@ func TestHandler_ReplyWhileUpstreamReadsBody(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 413 || string(b) != "Payload Too Large" {
 		t.Fatalf("response %d %q", resp.StatusCode, b)
+	}
+}
+
+// A response of known length reaches the client whole and with its status, whether the
+// filter passes it on or holds it and rewrites it; one that the filter released whole at its
+// end is sent with its length.
+func TestHandler_KnownLengthResponses(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, Options{})
+	cases := []struct {
+		name, mode string
+		status     int
+		body       string
+		want       string
+	}{
+		{"PassedOn", "", 200, "hello world", "hello world"},
+		{"HeldAndRewritten", "resp-buffer", 200, "hello world", "HELLO WORLD"},
+		{"Empty404", "", 404, "", ""},
+		{"EmptyHeld", "resp-buffer", 200, "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("content-length", strconv.Itoa(len(tc.body)))
+				w.WriteHeader(tc.status)
+				io.WriteString(w, tc.body)
+			})
+			srv := filterServer(t, h, up)
+			req, _ := http.NewRequest("GET", srv.URL+"/", nil)
+			req.Header.Set("x-test", tc.mode)
+			resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != tc.status || string(b) != tc.want || resp.ContentLength != int64(len(tc.want)) ||
+				resp.Header.Get("x-guest-response") != "yes" {
+				t.Fatalf("%d %q (length %d) %v, %v", resp.StatusCode, b, resp.ContentLength, resp.Header, err)
+			}
+		})
+	}
+}
+
+// The write that completes a body of known length reaches the filter with the end of the
+// stream (as Envoy's codec gives it), and bytes past that length are refused.
+func TestHandler_LastChunkOfKnownLengthEndsTheStream(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, Options{})
+	excess := make(chan error, 1)
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("content-length", "11")
+		io.WriteString(w, "hello ")
+		io.WriteString(w, "world")
+		_, err := io.WriteString(w, "!")
+		excess <- err
+	})
+	srv := filterServer(t, h, up)
+	req, _ := http.NewRequest("GET", srv.URL+"/last", nil)
+	req.Header.Set("x-test", "resp")
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "hello world" {
+		t.Fatalf("body %q", b)
+	}
+	if err := <-excess; !errors.Is(err, http.ErrContentLength) {
+		t.Errorf("a write past the length: %v, want http.ErrContentLength", err)
+	}
+	var chunks []string
+	for _, l := range h.GuestLogs(LogInfo) {
+		if strings.HasPrefix(l, "resp chunk ") {
+			chunks = append(chunks, l)
+		}
+	}
+	want := []string{"resp chunk hello  eos=false", "resp chunk world eos=true"}
+	if strings.Join(chunks, "|") != strings.Join(want, "|") {
+		t.Errorf("the filter saw %q, want %q", chunks, want)
 	}
 }

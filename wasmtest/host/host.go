@@ -108,6 +108,12 @@ type Options struct {
 	LogLevel LogLevel
 	// Logger, if set, also receives every captured log line.
 	Logger *slog.Logger
+	// IdleWorkerFirst starts a stream that is not pinned to a worker on the first worker,
+	// from the round-robin position on, whose VM is not running a callback at that moment,
+	// and round robin only when every VM is busy; so streams wait less for each other's
+	// callbacks (Envoy's workers each run their own connections). A stream stays on its
+	// VM until it ends. Default: round robin.
+	IdleWorkerFirst bool
 	// ManualTicks disables the tickers started by proxy_set_tick_period_milliseconds; tests
 	// then call Host.Tick.
 	ManualTicks bool

@@ -44,13 +44,19 @@ func (s *logStore) add(e LogEntry, h *Host) {
 	}
 	s.mu.Unlock()
 	if l := h.opts.Logger; l != nil {
+		// The handler directly: no caller's PC to look up (runtime.Callers) for each line.
+		ctx, lvl, hdl := context.Background(), slogLevel(e.Level), l.Handler()
+		if !hdl.Enabled(ctx, lvl) {
+			return
+		}
 		src := "wasm"
 		if e.Host {
 			src = "host"
 		}
-		l.LogAttrs(context.Background(), slogLevel(e.Level), e.Message,
-			slog.String("source", src), slog.String("plugin", h.opts.PluginName),
+		r := slog.NewRecord(time.Now(), lvl, e.Message, 0)
+		r.AddAttrs(slog.String("source", src), slog.String("plugin", h.opts.PluginName),
 			slog.Int("worker", e.Worker), slog.Uint64("context", uint64(e.Context)))
+		_ = hdl.Handle(ctx, r)
 	}
 }
 

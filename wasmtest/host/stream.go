@@ -128,10 +128,6 @@ func (h *Host) NewStream(ctx context.Context, info StreamInfo) (*Stream, error) 
 	if info.UseWorker {
 		want = info.Worker
 	}
-	v, err := h.pickWorker(ctx, want)
-	if err != nil {
-		return nil, err
-	}
 	if info.SourceAddress == "" {
 		info.SourceAddress = "127.0.0.1:40000"
 	}
@@ -141,12 +137,49 @@ func (h *Host) NewStream(ctx context.Context, info StreamInfo) (*Stream, error) 
 	if info.Protocol == "" {
 		info.Protocol = "HTTP/1.1"
 	}
-	s := &Stream{host: h, vm: v, info: info, start: h.now()}
+	if want < 0 && h.opts.IdleWorkerFirst {
+		if s := h.streamOnIdleWorker(info); s != nil {
+			return s, nil
+		}
+	}
+	v, err := h.pickWorker(ctx, want)
+	if err != nil {
+		return nil, err
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	return v.newStream(info), nil
+}
+
+// newStream registers a stream on v. mu must be held.
+func (v *vm) newStream(info StreamInfo) *Stream {
+	s := &Stream{host: v.host, vm: v, info: info, start: v.host.now()}
 	s.id = v.allocContextID()
 	v.streams[s.id] = s
-	return s, nil
+	return s
+}
+
+// streamOnIdleWorker starts a stream on the first worker, from the round-robin position on,
+// whose VM is live and not running a callback; nil if there is none (Options.IdleWorkerFirst).
+func (h *Host) streamOnIdleWorker(info StreamInfo) *Stream {
+	if h.closed.Load() {
+		return nil
+	}
+	n := len(h.workers)
+	start := int(h.next.Add(1)-1) % n
+	for k := range n {
+		w := h.workers[(start+k)%n]
+		w.mu.Lock()
+		v := w.vm
+		w.mu.Unlock()
+		if v.failed.Load() || !v.mu.TryLock() {
+			continue // a failed VM is reloaded or fails its streams on the round-robin path
+		}
+		s := v.newStream(info)
+		v.mu.Unlock()
+		return s
+	}
+	return nil
 }
 
 // ID returns the stream's context id.
@@ -233,6 +266,13 @@ func (s *Stream) input(ctx context.Context, f *flow, run func(), bad func(*flow)
 	}
 	run()
 	v.runAfter()
+	if !s.blocked(f) {
+		// Released at once: no second turn on the VM lock, which another stream's callback
+		// may hold by then.
+		r, err := s.take(f), s.resetErr
+		v.mu.Unlock()
+		return r, err
+	}
 	v.mu.Unlock()
 	return s.wait(ctx, f)
 }

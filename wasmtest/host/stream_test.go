@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -312,5 +313,42 @@ func TestStream_HostCloseReleasesWaiters(t *testing.T) {
 	h.Close()
 	if err := <-done; !errors.Is(err, ErrClosed) {
 		t.Fatalf("err = %v, want ErrClosed", err)
+	}
+}
+
+// With IdleWorkerFirst a new stream skips a VM that is running a callback, and streams still
+// spread over every worker when none is busy.
+func TestNewStream_IdleWorkerFirst(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, Options{Workers: 2, IdleWorkerFirst: true})
+	busy := h.workers[0].vm
+	busy.mu.Lock() // as while a callback runs on worker 0
+	for i := range 4 {
+		s, err := h.NewStream(testCtx(t), StreamInfo{})
+		if err != nil {
+			busy.mu.Unlock()
+			t.Fatal(err)
+		}
+		r, err := s.SendRequestHeaders(testCtx(t), post(fmt.Sprintf("/%d", i)), true)
+		if err != nil || !r.EndOfStream || r.Headers.Value("x-guest") != "seen" {
+			t.Errorf("stream %d: %+v, %v", i, r, err)
+		}
+		if s.Worker() != 1 {
+			t.Errorf("stream %d started on the busy worker %d", i, s.Worker())
+		}
+		s.Close()
+	}
+	busy.mu.Unlock()
+	seen := map[int]bool{}
+	for range 4 {
+		s, err := h.NewStream(testCtx(t), StreamInfo{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[s.Worker()] = true
+		s.Close()
+	}
+	if len(seen) != 2 {
+		t.Errorf("idle workers used: %v, want both", seen)
 	}
 }

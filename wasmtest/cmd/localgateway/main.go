@@ -180,24 +180,9 @@ func run(args []string, stderr io.Writer) int {
 }
 
 // newLogger builds the logger of format whose level lets the filter's lines at wasm level
-// through; the filter's authorization records are printed as themselves (RecordHandler).
+// through (gateway.NewLogger).
 func newLogger(format string, wasm host.LogLevel, w io.Writer) (*slog.Logger, error) {
-	lvl := slog.LevelInfo
-	switch wasm {
-	case host.LogTrace:
-		lvl = slog.LevelDebug - 4
-	case host.LogDebug:
-		lvl = slog.LevelDebug
-	}
-	w = gateway.SyncWriter(w)
-	opts := &slog.HandlerOptions{Level: lvl}
-	switch format {
-	case "json":
-		return slog.New(gateway.RecordHandler(slog.NewJSONHandler(w, opts), w)), nil
-	case "text":
-		return slog.New(gateway.RecordHandler(slog.NewTextHandler(w, opts), nil)), nil
-	}
-	return nil, fmt.Errorf("-log-format must be text or json, got %q", format)
+	return gateway.NewLogger(format, wasm, w)
 }
 
 func envOr(key, def string) string {
