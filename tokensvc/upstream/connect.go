@@ -42,6 +42,10 @@ type connectState struct {
 	// Scope is what this route's authorization request asked for: the TI's scope when the
 	// token response names none (RFC 6749 §5.1).
 	Scope string `json:"scope,omitempty"`
+	// Issuer and ClientID name the authorization server and client the flow started with:
+	// the callback refuses to go on with others (re-discovery in between found new ones).
+	Issuer   string `json:"iss,omitempty"`
+	ClientID string `json:"client_id,omitempty"`
 }
 
 // Connect serves GET paths.Connect on mcp.server route hosts: ?redirect_url=…[&route=…].
@@ -138,7 +142,8 @@ func (s *Service) startWith(w http.ResponseWriter, r *http.Request, sess *store.
 			scopes = append(slices.Clip(scopes), sc)
 		}
 	}
-	st := connectState{SessionID: sess.ID, Host: h.Authority, RouteID: rt.ID, Return: ret, Extra: extra, Scope: strings.Join(scopes, " ")}
+	st := connectState{SessionID: sess.ID, Host: h.Authority, RouteID: rt.ID, Return: ret, Extra: extra,
+		Scope: strings.Join(scopes, " "), Issuer: p.issuer, ClientID: p.clientID}
 	for _, p := range todo[1:] {
 		st.Pending = append(st.Pending, p.ID)
 	}
@@ -224,6 +229,12 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 	p, err := s.upstreamAS(ctx, rt)
 	if err != nil {
 		s.failDiscovery(w, r, rt, err, st.Return)
+		return
+	}
+	if p.issuer != st.Issuer || p.clientID != st.ClientID {
+		s.events.Connect(ConnectRefused)
+		s.log.WarnContext(ctx, "upstream callback: the route's authorization server or client changed during the flow", "route_id", rt.ID)
+		renderFailure(w, r, http.StatusBadGateway, "Provider changed", rt.Name+"'s authorization server changed while you were signing in. Start again from your application.", st.Return)
 		return
 	}
 	if !checkIssuer(q, p) {
