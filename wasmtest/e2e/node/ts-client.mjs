@@ -11,6 +11,8 @@
 //
 // Usage: node ts-client.mjs --url URL [--tool NAME] [--args JSON] [--scope S]
 //          [--client-id ID [--client-secret S | env GATEWAY_E2E_CLIENT_SECRET]] [--client-name N]
+//          [--client-metadata-url HTTPS-URL: the client's ID metadata document, used instead of
+//           dynamic registration when the authorization server advertises support]
 //          [--consent approve|deny] [--no-refresh] [--timeout MS] [--denied-tool NAME]
 //          [--sdk sdk|client2] [--pin REVISION]
 //          [--pause-before-refresh: print "PAUSE before-refresh" on stderr, wait for a line on stdin]
@@ -29,6 +31,7 @@ const { values: opt } = parseArgs({
     'client-id': { type: 'string' },
     'client-secret': { type: 'string' },
     'client-name': { type: 'string', default: 'gateway-e2e-ts-client' },
+    'client-metadata-url': { type: 'string' },
     consent: { type: 'string', default: 'approve' },
     'no-refresh': { type: 'boolean', default: false },
     'pause-before-refresh': { type: 'boolean', default: false },
@@ -293,6 +296,8 @@ class MemoryProvider {
 
   get redirectUrl() { return this._redirectUrl; }
 
+  get clientMetadataUrl() { return opt['client-metadata-url']; }
+
   get clientMetadata() {
     const md = {
       client_name: opt['client-name'],
@@ -313,7 +318,7 @@ class MemoryProvider {
   clientInformation() { return this._client; }
 
   saveClientInformation(info) {
-    if (!opt['client-id']) result.registered = true;
+    if (!opt['client-id'] && info.client_id !== opt['client-metadata-url']) result.registered = true;
     this._client = info;
     result.client_id = info.client_id;
   }
