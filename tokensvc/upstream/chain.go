@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/mcpmesh/gateway/shared/checkapi"
-
 	"github.com/mcpmesh/gateway/tokensvc/hosts"
 	"github.com/mcpmesh/gateway/tokensvc/store"
 )

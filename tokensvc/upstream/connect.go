@@ -42,9 +42,10 @@ type connectState struct {
 	// Scope is what this route's authorization request asked for: the TI's scope when the
 	// token response names none (RFC 6749 §5.1).
 	Scope string `json:"scope,omitempty"`
-	// Issuer is the discovered authorization server the flow was started at (an
-	// upstream_discovery route): the callback sends the code to no other.
-	Issuer string `json:"iss,omitempty"`
+	// Issuer and ClientID name the authorization server and client the flow started with:
+	// the callback refuses to go on with others (re-discovery in between found new ones).
+	Issuer   string `json:"iss,omitempty"`
+	ClientID string `json:"client_id,omitempty"`
 }
 
 // Connect serves GET paths.Connect on mcp.server route hosts: ?redirect_url=…[&route=…].
@@ -141,10 +142,8 @@ func (s *Service) startWith(w http.ResponseWriter, r *http.Request, sess *store.
 			scopes = append(slices.Clip(scopes), sc)
 		}
 	}
-	st := connectState{SessionID: sess.ID, Host: h.Authority, RouteID: rt.ID, Return: ret, Extra: extra, Scope: strings.Join(scopes, " ")}
-	if p.disc != nil {
-		st.Issuer = p.issuer
-	}
+	st := connectState{SessionID: sess.ID, Host: h.Authority, RouteID: rt.ID, Return: ret, Extra: extra,
+		Scope: strings.Join(scopes, " "), Issuer: p.issuer, ClientID: p.clientID}
 	for _, p := range todo[1:] {
 		st.Pending = append(st.Pending, p.ID)
 	}
@@ -232,12 +231,10 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 		s.failDiscovery(w, r, rt, err, st.Return)
 		return
 	}
-	if p.disc != nil && p.issuer != st.Issuer {
-		// The upstream named another authorization server while the user signed in: the code
-		// and the PKCE verifier go to the one that issued the code or nowhere.
+	if p.issuer != st.Issuer || p.clientID != st.ClientID {
 		s.events.Connect(ConnectRefused)
-		s.log.WarnContext(ctx, "upstream callback: the discovered authorization server changed during the flow", "route_id", rt.ID)
-		renderFailure(w, r, http.StatusBadGateway, "Not connected", rt.Name+"'s authorization server changed while you were signing in. Start again from your application.", st.Return)
+		s.log.WarnContext(ctx, "upstream callback: the route's authorization server or client changed during the flow", "route_id", rt.ID)
+		renderFailure(w, r, http.StatusBadGateway, "Provider changed", rt.Name+"'s authorization server changed while you were signing in. Start again from your application.", st.Return)
 		return
 	}
 	if !checkIssuer(q, p) {

@@ -396,3 +396,39 @@ func TestDiscovery_ReplicasShareOneRegistration(t *testing.T) {
 		t.Errorf("%d registrations", registered)
 	}
 }
+
+// TestDiscovery_CallbackRefusesAChangedClient: when re-discovery between the start of a flow
+// and its callback finds another client (here: the registration was lost and made again), the
+// callback refuses to exchange the code rather than mixing the two.
+func TestDiscovery_CallbackRefusesAChangedClient(t *testing.T) {
+	t.Parallel()
+	e := newDiscoveryEnv(t, "{}", false)
+	sid := e.session("alice")
+	rec := e.startConnect(sid)
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("connect: %d", rec.Code)
+	}
+	redirect := "https://remote.example.com" + paths.UpstreamCallback
+	reg, err := e.st.GetUpstreamClient(context.Background(), vendorIssuer, redirect, e.clock.now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.DeleteUpstreamClient(context.Background(), vendorIssuer, redirect, reg.CreatedAt); err != nil {
+		t.Fatal(err)
+	}
+	e.svc.disc.invalidate(remoteRoute)
+	resp, err := e.client.Get(rec.Header().Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	back := e.do(resp.Header.Get("Location"), sid)
+	if back.Code != http.StatusBadGateway || !strings.Contains(back.Body.String(), "changed while you were signing in") {
+		t.Fatalf("callback: %d %s, want the changed-provider page", back.Code, back.Body.String())
+	}
+	e.v.mu.Lock()
+	defer e.v.mu.Unlock()
+	if len(e.v.tokenForms) != 0 {
+		t.Error("the code was exchanged")
+	}
+}
