@@ -196,6 +196,10 @@ type UpstreamDiscovery struct {
 	// Scopes replace the scopes the upstream asks for (its challenge, then its
 	// scopes_supported).
 	Scopes []string `yaml:"scopes"`
+	// Issuer pins the authorization server: when set, discovery must find exactly this
+	// issuer, else the route fails (docs/upstream-discovery.md). Recommended with a
+	// pre-registered client, whose secret then goes to no other server.
+	Issuer string `yaml:"issuer"`
 }
 
 // HasUpstream reports whether the route sends an Internal Token upstream: it has

@@ -52,6 +52,13 @@ func (c *Config) validateUpstreamDiscovery(e *Error, i int) {
 	if d.ClientID == "" && (d.ClientSecret != "" || d.ClientSecretFile != "") {
 		e.add(k+".client_id", "is required with a client secret (a pre-registered client)")
 	}
+	if d.Issuer != "" {
+		checkPublicURL(e, k+".issuer", d.Issuer, true)
+		if u, err := url.Parse(d.Issuer); err == nil && u.Host != "" && len(c.MCPAllowedUpstreamDomains) > 0 &&
+			!domains.DomainAllowed(c.MCPAllowedUpstreamDomains, u.Hostname()) && !domains.LoopbackLiteralListed(c.MCPAllowedUpstreamDomains, u.Hostname()) {
+			e.add(k+".issuer", "host %q must match mcp_allowed_upstream_domains: discovery fetches the authorization server's metadata from it", u.Hostname())
+		}
+	}
 	for j, sc := range d.Scopes {
 		if sc == "" || strings.ContainsAny(sc, "\"\\") || !printableASCII(sc) {
 			e.add(k+".scopes["+strconv.Itoa(j)+"]", "invalid scope %q", sc)

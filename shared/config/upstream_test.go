@@ -100,7 +100,9 @@ func TestParse_UpstreamDiscovery(t *testing.T) {
 		{"secret without client_id", allow + discoveryRoutes(vendor, "{client_secret: s}"), "routes[0].mcp.server.upstream_discovery.client_id: is required with a client secret"},
 		{"both secrets", allow + discoveryRoutes(vendor, "{client_id: c, client_secret: s, client_secret_file: "+secretFile+"}"), "routes[0].mcp.server.upstream_discovery.client_secret_file: set either"},
 		{"bad scope", allow + discoveryRoutes(vendor, `{scopes: ["a b"]}`), "routes[0].mcp.server.upstream_discovery.scopes[0]: invalid scope"},
-		{"unknown key", allow + discoveryRoutes(vendor, "{issuer: x}"), "routes[0].mcp.server.upstream_discovery.issuer: unknown key"},
+		{"unknown key", allow + discoveryRoutes(vendor, "{issuers: x}"), "routes[0].mcp.server.upstream_discovery.issuers: unknown key"},
+		{"plain http issuer", allow + discoveryRoutes(vendor, `{issuer: "http://auth.vendor.example"}`), "routes[0].mcp.server.upstream_discovery.issuer: plain http"},
+		{"issuer not allowed", allow + discoveryRoutes(vendor, `{issuer: "https://auth.other.example"}`), "routes[0].mcp.server.upstream_discovery.issuer: host \"auth.other.example\" must match mcp_allowed_upstream_domains"},
 		{"bad pattern", "mcp_allowed_upstream_domains: [\"https://vendor.example\"]\n" + discoveryRoutes(vendor, "{}"), "mcp_allowed_upstream_domains[0]: want a domain"},
 		// Every upstream route of a host shares one callback URL: a discovered authorization
 		// server (chosen by the upstream, not the operator) could otherwise redeem a code meant

@@ -153,7 +153,11 @@ func (d *discoverer) get(ctx context.Context, rt *Route) (*discovered, error) {
 		return c, nil
 	}
 	v, err, _ := d.flight.Do(rt.ID, func() (any, error) {
-		r, err := d.run(context.WithoutCancel(ctx), rt.To)
+		var pinned string
+		if rt.Discovery != nil {
+			pinned = rt.Discovery.Issuer
+		}
+		r, err := d.run(context.WithoutCancel(ctx), rt.To, pinned)
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +181,7 @@ func (d *discoverer) invalidate(routeID string) {
 }
 
 // run discovers the authorization of the MCP server at target (a route's to).
-func (d *discoverer) run(ctx context.Context, target string) (*discovered, error) {
+func (d *discoverer) run(ctx context.Context, target, pinned string) (*discovered, error) {
 	ch, err := d.probe(ctx, target)
 	if err != nil {
 		return nil, err
@@ -203,6 +207,12 @@ func (d *discoverer) run(ctx context.Context, target string) (*discovered, error
 	}
 	ttl = metadataTTL(h.Get("Cache-Control"))
 	issuer := prm.AuthorizationServers[0]
+	if pinned != "" && strings.TrimSuffix(issuer, "/") != strings.TrimSuffix(pinned, "/") {
+		// The operator pinned the authorization server (upstream_discovery.issuer): another
+		// one is never contacted, and a pre-registered client's secret never reaches it.
+		return nil, &DiscoveryError{Kind: FailMetadataMalformed, What: "protected-resource metadata", URL: endpointLabel(used),
+			Reason: "it names the authorization server " + strconv.Quote(endpointLabel(issuer)) + ", not " + strconv.Quote(endpointLabel(pinned)) + " that upstream_discovery.issuer pins"}
+	}
 	if err := d.allowed("authorization server", issuer); err != nil {
 		return nil, err
 	}

@@ -121,6 +121,33 @@ func TestDiscovery_PreRegisteredClientFirst(t *testing.T) {
 	}
 }
 
+// TestDiscovery_PinnedIssuer: with upstream_discovery.issuer, a pre-registered client is used
+// at that authorization server only; an upstream naming another one (even on an allowed
+// domain) fails on the connect page, and that server is never contacted — the operator's
+// client secret cannot be sent to a server the upstream chose.
+func TestDiscovery_PinnedIssuer(t *testing.T) {
+	t.Parallel()
+	block := "{client_id: operator-client, client_secret: operator-secret, issuer: \"" + vendorIssuer + "\"}"
+	e := newDiscoveryEnv(t, block, false)
+	e.v.mu.Lock()
+	e.v.clientSecret = "operator-secret"
+	e.v.mu.Unlock()
+	if rec := e.connect(e.session("alice")); rec.Code != http.StatusSeeOther {
+		t.Fatalf("pinned to the issuer the upstream names: callback %d %s", rec.Code, rec.Body.String())
+	}
+
+	moved := newDiscoveryEnv(t, "{client_id: operator-client, client_secret: operator-secret, issuer: \"https://login.vendor.example\"}", false)
+	rec := moved.startConnect(moved.session("alice"))
+	if rec.Code != http.StatusBadGateway || !strings.Contains(rec.Body.String(), "upstream_discovery.issuer pins") {
+		t.Fatalf("upstream names another authorization server than the pinned one: %d %s", rec.Code, rec.Body.String())
+	}
+	for _, k := range []string{"auth.vendor.example GET /.well-known/oauth-authorization-server", "auth.vendor.example GET /.well-known/openid-configuration", "auth.vendor.example POST /token"} {
+		if n := moved.v.hit(k); n != 0 {
+			t.Errorf("%s contacted %d times; the unpinned authorization server must not be", k, n)
+		}
+	}
+}
+
 func TestDiscovery_WellKnownFallbackPathFirstThenRoot(t *testing.T) {
 	t.Parallel()
 	e := newDiscoveryEnv(t, "{}", false)
