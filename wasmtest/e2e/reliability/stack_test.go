@@ -49,6 +49,9 @@ type rstack struct {
 	YAML    string
 	Server  *server.Server // in-process token service; nil when remote
 	Gateway *gateway.Gateway
+	// GatewayProc is the gateway when it runs as a separate process (nil otherwise, and
+	// Gateway is nil then).
+	GatewayProc *gatewayProcess
 	// SQLitePath is the database file when the storage is the default SQLite.
 	SQLitePath string
 	// Upstream counts the requests the MCP server received; Checks the check calls the
@@ -71,6 +74,11 @@ type stackOptions struct {
 	// TokenServiceAddrs sets token_service.address and internal_address (remote replicas
 	// read the same file; each replica's addresses are substituted, see replicaYAML).
 	Remote func(t *testing.T, s *rstack) gateway.TokenService
+	// GatewayProcess, when set, starts the token service replicas and returns the base URLs
+	// of their public and internal listeners; the gateway then runs as a separate process
+	// in front of them (gwprocess_test.go), so that its memory is measured apart from the
+	// test's load. Remote is ignored.
+	GatewayProcess func(t *testing.T, s *rstack) (public, internal []string)
 	// Quiet sends the token service's and the gateway's logs nowhere (floods).
 	Quiet bool
 }
@@ -144,6 +152,12 @@ routes:
 		t.Fatalf("config: %v", err)
 	}
 	s.Config = cfg
+
+	if opts.GatewayProcess != nil {
+		public, internal := opts.GatewayProcess(t, s)
+		s.GatewayProc = startGatewayProcess(t, s, public, internal)
+		return s
+	}
 
 	var logger *slog.Logger
 	if opts.Quiet {
