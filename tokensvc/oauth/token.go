@@ -198,8 +198,24 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 	} else {
 		sess = store.Session{Subject: grant.Subject}
 	}
+	// The access token is stored before the rotation: once the rotation is committed, no
+	// store write is left that could fail and turn the answer into a 503 after the client's
+	// refresh token was spent. The client would retry with it, maybe only after the reuse
+	// interval (the database down for longer), and reuse detection would revoke the family.
+	// A token stored here for a rotation that then fails is never handed out.
+	at, exp, oerr := s.createAccessToken(ctx, store.AccessToken{
+		GrantID:   grant.ID,
+		ClientID:  client.ID,
+		SessionID: grant.SessionID,
+		Subject:   sess.Subject,
+		Scope:     scope,
+		Resource:  tokenResource,
+	}, sess.ExpiresAt, grant.ExpiresAt)
+	if oerr != nil {
+		return tokenResponse{}, oerr
+	}
 	next := s.successorToken(raw)
-	grant, err = s.store.RotateRefreshTokenWithin(ctx, hash, store.RefreshToken{
+	_, err = s.store.RotateRefreshTokenWithin(ctx, hash, store.RefreshToken{
 		Hash:      secret.Hash(next),
 		CreatedAt: now,
 		ExpiresAt: grant.ExpiresAt,
@@ -214,17 +230,6 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 	case err != nil:
 		s.log.ErrorContext(ctx, "oauth: rotate refresh token", "error", err)
 		return tokenResponse{}, unavailable("the refresh token could not be rotated")
-	}
-	at, exp, oerr := s.createAccessToken(ctx, store.AccessToken{
-		GrantID:   grant.ID,
-		ClientID:  client.ID,
-		SessionID: grant.SessionID,
-		Subject:   sess.Subject,
-		Scope:     scope,
-		Resource:  tokenResource,
-	}, sess.ExpiresAt, grant.ExpiresAt)
-	if oerr != nil {
-		return tokenResponse{}, oerr
 	}
 	s.events.TokensRefreshed()
 	return s.tokenResponse(at, exp, next, scope), nil
