@@ -208,6 +208,27 @@ func TestToken_StoreFailureIsTemporarilyUnavailable(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		wantUnavailable(t, "registration", e.do(req))
 	})
+	// The browser pages of the authorization flow: a store failure is a 503 page with
+	// Retry-After (never a 500, nor "unknown application", which would send the user away),
+	// and the flow works once the store is back.
+	t.Run("authorize", func(t *testing.T) {
+		t.Parallel()
+		e, fst := newFaultyEnv(t)
+		c := e.register(nil)
+		sess := e.newSession("alice")
+		_, challenge := pkce()
+		authorize := issuer + paths.Authorize + "?" + authParams(c, challenge).Encode()
+		fst.set("GetClient")
+		wantUnavailablePage(t, "authorize", e.get(authorize, sess.ID))
+		fst.set()
+		handle := consentHandle(t, e.get(authorize, sess.ID))
+		fst.set("GetClient")
+		wantUnavailablePage(t, "consent", e.answerConsent(issuer, sess.ID, handle, actionApprove))
+		fst.set()
+		if rec := e.answerConsent(issuer, sess.ID, handle, actionApprove); rec.Code != http.StatusSeeOther || location(t, rec).Query().Get("code") == "" {
+			t.Fatalf("consent after the store is back: %d %s", rec.Code, rec.Header().Get("Location"))
+		}
+	})
 	t.Run("revoke", func(t *testing.T) {
 		t.Parallel()
 		e, fst := newFaultyEnv(t)
@@ -216,4 +237,16 @@ func TestToken_StoreFailureIsTemporarilyUnavailable(t *testing.T) {
 		fst.set("GetRefreshToken", "GetAccessToken")
 		wantUnavailable(t, "revocation", e.postForm(issuer+paths.Revoke, url.Values{"token": {first.RefreshToken}, "client_id": {c.ID}}, ""))
 	})
+}
+
+// wantUnavailablePage checks an HTML answer is 503 with Retry-After, asks the user to try
+// again and names a request ID.
+func wantUnavailablePage(t *testing.T, what string, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	body := rec.Body.String()
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" ||
+		!strings.Contains(body, "Try again") || !strings.Contains(body, "Request ID") || strings.Contains(body, errStoreDown.Error()) {
+		t.Errorf("%s with the store down: %d (Retry-After %q), want a 503 page asking to try again with a request ID:\n%s",
+			what, rec.Code, rec.Header().Get("Retry-After"), body)
+	}
 }
