@@ -150,3 +150,123 @@ func TestPostgresOutage_BrowserSignIn(t *testing.T) {
 		})
 	}
 }
+
+// upCall sends a tool call on the upstream_oauth2 route and returns the status and the
+// Internal Token the MCP server received ("" when none reached it).
+func (s *rstack) upCall(token string) (int, string) {
+	s.UpBearer.Store(new(string))
+	st := mcp(s.UpURL, token)
+	return st, strings.TrimPrefix(*s.UpBearer.Load(), "Bearer ")
+}
+
+// TestPostgresOutage_InternalToken exercises the Internal Token (TI) path of an
+// upstream_oauth2 route — the check refreshes the user's TI at the upstream OAuth server
+// before it expires — with the token service's database cut. The upstream server rotates its
+// refresh tokens, and its TIs live 63 s: each is due for refresh 1 s after it was issued
+// (upstream.RefreshMargin is 60 s, and a TI due within 2 s counts as due), a check answer
+// carrying it is cached 3 s, and the next check refreshes it.
+//
+//   - Cut while a TI is due: requests are 503 (never 401, which would send the user through
+//     the upstream connect again); after the restore the next request refreshes the TI.
+//   - Cut between the upstream's answer to a refresh and the token service storing it: the
+//     upstream has spent the old refresh token, so the new one must not be lost. After the
+//     restore the requests go on with the new TI and, under make reliability, for 40 s more
+//     (past the refresh lease, 30 s), with the TI refreshed again and never a 401.
+func TestPostgresOutage_InternalToken(t *testing.T) {
+	direct := pgtest.DSN(t)
+	pg := harness.StartFaultProxy(t, pgTarget(t, direct))
+	s := startStack(t, stackOptions{Storage: fmt.Sprintf("{type: postgres, dsn: %q}", withHost(direct, pg.Addr())),
+		Upstream: true, UpstreamTokenTTL: 63 * time.Second})
+	c := s.signInTo(t, s.UpURL)
+	tok := c.Token.AccessToken
+	st, ti := s.upCall(tok)
+	if st != http.StatusOK || ti == "" || ti == tok {
+		t.Fatalf("tool call on the upstream route: %d, TI %t", st, ti != "")
+	}
+	before := countRecords(t, direct)
+
+	// The TI is due, and the answer carrying it no longer cached, 3 s after it was issued.
+	time.Sleep(3500 * time.Millisecond)
+	due := newTally("TI due for refresh, database cut")
+	pg.Cut()
+	for range scale(10, 40) {
+		start := time.Now()
+		st, _ := s.upCall(tok)
+		due.add(st, time.Since(start), st == http.StatusOK)
+		if st != http.StatusServiceUnavailable {
+			t.Errorf("request on the upstream route with the database cut: %d, want 503", st)
+		}
+	}
+	pg.Restore()
+	// After the restore every request passes, and soon one carries a refreshed TI (the
+	// first refresh may fail on a pooled connection the cut left dead: the request then
+	// goes on with the old, still valid, TI).
+	after := newTally("TI due for refresh, after the restore")
+	var ti2 string
+	for end := time.Now().Add(10 * time.Second); ti2 == "" || ti2 == ti; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the TI was not refreshed within 10 s of the restore")
+		}
+		start := time.Now()
+		var st int
+		st, ti2 = s.upCall(tok)
+		after.add(st, time.Since(start), false)
+		if st != http.StatusOK {
+			t.Fatalf("after the restore: %d, want 200", st)
+		}
+	}
+	report(t, due, after)
+
+	// Cut between the upstream's answer to the refresh and the store.
+	time.Sleep(3500 * time.Millisecond)
+	var cut atomic.Bool
+	hook := func(form url.Values) {
+		if form.Get("grant_type") == "refresh_token" && cut.CompareAndSwap(false, true) {
+			pg.Cut()
+		}
+	}
+	s.UpTokenHook.Store(&hook)
+	mid := newTally("database cut during the TI refresh")
+	start := time.Now()
+	st, ti3 := s.upCall(tok)
+	mid.add(st, time.Since(start), false)
+	if !cut.Load() {
+		t.Fatalf("the TI was not refreshed (status %d)", st)
+	}
+	if st != http.StatusOK && st != http.StatusServiceUnavailable {
+		t.Errorf("the request whose TI refresh lost the database: %d, want 200 or 503", st)
+	}
+	for range 5 {
+		start = time.Now()
+		st, _ := s.upCall(tok)
+		mid.add(st, time.Since(start), false)
+		if st != http.StatusServiceUnavailable && st != http.StatusOK {
+			t.Errorf("request on the upstream route with the database cut: %d, want 503", st)
+		}
+	}
+	pg.Restore()
+	s.UpTokenHook.Store(nil)
+	restored := newTally("after the restore (TI refresh interrupted)")
+	seen := map[string]bool{ti: true, ti2: true, ti3: true}
+	refreshed := false
+	wait := time.Duration(scale(3, 40)) * time.Second
+	for end := time.Now().Add(wait); time.Now().Before(end) || !refreshed; time.Sleep(250 * time.Millisecond) {
+		if time.Since(end) > 30*time.Second {
+			t.Fatalf("the TI was not refreshed after the restore")
+		}
+		start = time.Now()
+		st, tiN := s.upCall(tok)
+		restored.add(st, time.Since(start), false)
+		if st != http.StatusOK {
+			t.Fatalf("request on the upstream route after the restore: %d, want 200", st)
+		}
+		if !seen[tiN] {
+			seen[tiN], refreshed = true, true
+		}
+	}
+	report(t, mid, restored)
+	t.Logf("RELIABILITY %s: %d distinct TIs reached the MCP server", t.Name(), len(seen))
+	if got := countRecords(t, direct); got != before {
+		t.Errorf("records after the outage: %s, want %s", got, before)
+	}
+}
