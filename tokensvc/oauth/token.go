@@ -158,7 +158,11 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 		s.log.ErrorContext(ctx, "oauth: get refresh token", "error", err)
 		return tokenResponse{}, unavailable("the refresh token could not be checked")
 	}
-	if !old.UsedAt.IsZero() && (grant.ClientID != client.ID || !s.reuseGranted(old.UsedAt, now)) {
+	reuse := s.reuseInterval
+	if !old.UsedAt.IsZero() && grant.ClientID == client.ID && s.unanswered.was(hash, old.UsedAt, now) {
+		reuse = max(reuse, now.Sub(old.UsedAt)+time.Minute) // the retry of a rotation never answered
+	}
+	if !old.UsedAt.IsZero() && (grant.ClientID != client.ID || !reuseGranted(reuse, old.UsedAt, now)) {
 		s.events.RefreshReused()
 		s.revokeReusedGrant(ctx, grant.ID, client.ID)
 		return tokenResponse{}, newError(errInvalidGrant, "the refresh token was already used; the grant is revoked")
@@ -215,11 +219,12 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 		return tokenResponse{}, oerr
 	}
 	next := s.successorToken(raw)
+	rotateAt := s.now()
 	_, err = s.store.RotateRefreshTokenWithin(ctx, hash, store.RefreshToken{
 		Hash:      secret.Hash(next),
 		CreatedAt: now,
 		ExpiresAt: grant.ExpiresAt,
-	}, s.now(), s.reuseInterval)
+	}, rotateAt, reuse)
 	switch {
 	case errors.Is(err, store.ErrRefreshReused):
 		s.events.RefreshReused()
@@ -229,6 +234,7 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 		return tokenResponse{}, newError(errInvalidGrant, "the refresh token is invalid, expired or revoked")
 	case err != nil:
 		s.log.ErrorContext(ctx, "oauth: rotate refresh token", "error", err)
+		s.unanswered.add(hash, rotateAt)
 		return tokenResponse{}, unavailable("the refresh token could not be rotated")
 	}
 	s.events.TokensRefreshed()

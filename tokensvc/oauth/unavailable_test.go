@@ -102,7 +102,12 @@ func (f *faultyStore) RotateRefreshTokenWithin(ctx context.Context, h []byte, ne
 	if err := f.fail("RotateRefreshToken"); err != nil {
 		return store.Grant{}, err
 	}
-	return f.Store.RotateRefreshTokenWithin(ctx, h, next, now, reuse)
+	g, err := f.Store.RotateRefreshTokenWithin(ctx, h, next, now, reuse)
+	if err == nil {
+		// The rotation committed, and the connection died before its answer came back.
+		err = f.fail("RotateRefreshTokenAnswer")
+	}
+	return g, err
 }
 
 func (f *faultyStore) CreateAccessToken(ctx context.Context, t store.AccessToken) error {
@@ -178,6 +183,32 @@ func TestToken_StoreFailureIsTemporarilyUnavailable(t *testing.T) {
 			mustAccess(t, e, next.AccessToken)
 		})
 	}
+	// The rotation committed but its answer was lost: the client got 503 and retries with
+	// the old refresh token once the store is back, past the reuse interval. The server that
+	// failed to answer grants it the successor the rotation stored (one live refresh token
+	// left); the same token from another client is still a reuse.
+	t.Run("refresh/rotation committed, answer lost", func(t *testing.T) {
+		t.Parallel()
+		e, fst := newFaultyEnv(t)
+		c, other := e.register(nil), e.register(nil)
+		_, first := e.fullFlow(c, "alice")
+		fst.set("RotateRefreshTokenAnswer")
+		wantUnavailable(t, "refresh whose answer was lost", e.token(c, refreshForm(first.RefreshToken)))
+		fst.set()
+		e.clock.Advance(e.srv.reuseInterval + time.Minute)
+		wantOAuthError(t, e.token(other, refreshForm(first.RefreshToken)), 400, errInvalidGrant)
+		e2, fst2 := newFaultyEnv(t)
+		c2 := e2.register(nil)
+		_, first2 := e2.fullFlow(c2, "bob")
+		fst2.set("RotateRefreshTokenAnswer")
+		wantUnavailable(t, "refresh whose answer was lost", e2.token(c2, refreshForm(first2.RefreshToken)))
+		fst2.set()
+		e2.clock.Advance(e2.srv.reuseInterval + time.Minute)
+		next := tokens(t, e2.token(c2, refreshForm(first2.RefreshToken)))
+		mustAccess(t, e2, next.AccessToken)
+		again := tokens(t, e2.token(c2, refreshForm(next.RefreshToken)))
+		mustAccess(t, e2, again.AccessToken)
+	})
 	codeSteps := []string{"*", "GetClient", "GetAuthCode", "TakeAuthCode", "GetSession", "CreateGrant", "CreateAccessToken"}
 	for _, step := range codeSteps {
 		t.Run("code/"+step, func(t *testing.T) {

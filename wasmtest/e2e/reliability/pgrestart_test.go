@@ -162,10 +162,10 @@ func (l *faultLoad) fault(f func()) time.Duration {
 // tokens are the same as before (nothing lost), every refresh token works. It runs under
 // make reliability only; without initdb and pg_ctl it skips.
 //
-// token_service.refresh_token_reuse_interval is 30 s here, longer than the outage: a
-// rotation whose COMMIT reached the server's WAL just as it died has no answer (the
-// connection is gone), the client gets 503 and keeps the old refresh token, and its retry
-// after the server is back is granted only within the interval (RELIABILITY.md).
+// The reuse interval is the default 5 s, shorter than the crash's outage: a rotation whose
+// COMMIT reached the server's WAL just as it died has no answer (the connection is gone),
+// the client gets 503 and keeps the old refresh token, and its retry after the server is back
+// is granted because the token service remembers the rotation it could not answer.
 func TestPostgresRestart(t *testing.T) {
 	if !full() {
 		t.Skip("the PostgreSQL restart runs under make reliability (GATEWAY_RELIABILITY=full)")
@@ -173,7 +173,7 @@ func TestPostgresRestart(t *testing.T) {
 	pg := startPGServer(t)
 	// The cached decisions must outlive the fault and the wait for recovery.
 	s := startStack(t, stackOptions{Storage: fmt.Sprintf("{type: postgres, dsn: %q}", withAppName(pg.DSN, "reliability-tokensvc")),
-		CheckCacheTTL: 2 * time.Minute, ReuseInterval: 30 * time.Second})
+		CheckCacheTTL: 2 * time.Minute})
 	users := signInUsers(t, s, 16)
 	before := countRecords(t, pg.DSN)
 	t.Logf("RELIABILITY %s: before the faults: %s", t.Name(), before)

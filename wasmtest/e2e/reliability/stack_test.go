@@ -82,8 +82,6 @@ type stackOptions struct {
 	Storage string
 	// CheckCacheTTL sets token_service.check_cache_ttl (default the config's 30s).
 	CheckCacheTTL time.Duration
-	// ReuseInterval sets token_service.refresh_token_reuse_interval (default the config's).
-	ReuseInterval time.Duration
 	// TokenServiceAddrs sets token_service.address and internal_address (remote replicas
 	// read the same file; each replica's addresses are substituted, see replicaYAML).
 	Remote func(t *testing.T, s *rstack) gateway.TokenService
@@ -196,9 +194,6 @@ func startStack(t *testing.T, opts stackOptions) *rstack {
 	ttl := ""
 	if opts.CheckCacheTTL > 0 {
 		ttl = "\n  check_cache_ttl: " + opts.CheckCacheTTL.String()
-	}
-	if opts.ReuseInterval > 0 {
-		ttl += "\n  refresh_token_reuse_interval: " + opts.ReuseInterval.String()
 	}
 	s.YAML = fmt.Sprintf(`
 runtime_flags: {mcp: true}
