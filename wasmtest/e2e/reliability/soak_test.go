@@ -155,7 +155,7 @@ func TestSoak(t *testing.T) {
 	for _, u := range users {
 		u.c = &client{Config: cfg}
 	}
-	t.Logf("RELIABILITY %s: %d users seeded, running %v", t.Name(), n, d)
+	t.Logf("RELIABILITY %s: %d users seeded, running %v; the gateway process's admin (GET /memory, /debug/pprof/heap): %s", t.Name(), n, d, s.GatewayProc.admin)
 
 	calls, refreshes, garbage := newTally("soak: tool calls"), newTally("soak: refreshes"), newTally("soak: garbage tokens")
 	start := time.Now()
