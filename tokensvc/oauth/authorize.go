@@ -66,7 +66,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 		return
 	case err != nil:
 		s.log.ErrorContext(ctx, "oauth: client lookup", "error", err)
-		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "The application could not be looked up. Try again later.", clientID)
+		renderUnavailable(w, r, "The application could not be looked up. Try again in a moment.", clientID)
 		return
 	}
 	redirectURI := params.Get("redirect_uri")
@@ -103,7 +103,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 	sess, err := s.sessions.Current(r)
 	if err != nil {
 		s.log.ErrorContext(ctx, "oauth: read browser session", "error", err)
-		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Your session could not be read. Try again later.", clientID)
+		renderUnavailable(w, r, "Your session could not be read. Try again in a moment.", clientID)
 		return
 	}
 	if sess == nil || (!sess.ExpiresAt.IsZero() && !s.now().Before(sess.ExpiresAt)) {
@@ -161,7 +161,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request, h *host
 		ExpiresAt: s.now().Add(consentLifetime),
 	}); err != nil {
 		s.log.ErrorContext(ctx, "oauth: store consent request", "error", err)
-		fail(errServerError, "the request could not be recorded")
+		fail(errTemporarilyUnavailable, "the request could not be recorded; try again in a moment")
 		return
 	}
 	renderConsent(w, r, consentPage{
@@ -206,6 +206,9 @@ func (s *Server) renderAuthorizeError(w http.ResponseWriter, r *http.Request, c 
 		status = http.StatusInternalServerError
 		title = "Something went wrong"
 		msg = "The authorization request could not be processed. Try again later."
+	case errTemporarilyUnavailable:
+		renderUnavailable(w, r, "The authorization request could not be processed. Try again in a moment.", c.ID)
+		return
 	}
 	renderError(w, r, status, title, msg, c.ID)
 }
@@ -311,7 +314,7 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request, h *hosts.
 	sess, err := s.sessions.Current(r)
 	if err != nil {
 		s.log.ErrorContext(ctx, "oauth: read browser session", "error", err)
-		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Your session could not be read. Try again later.", "")
+		renderUnavailable(w, r, "Your session could not be read. Try again in a moment.", "")
 		return
 	}
 	if sess == nil || (!sess.ExpiresAt.IsZero() && !s.now().Before(sess.ExpiresAt)) {
@@ -338,7 +341,7 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request, h *hosts.
 	}
 	if err != nil {
 		s.log.ErrorContext(ctx, "oauth: get consent request", "error", err)
-		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "The approval could not be processed. Try again later.", "")
+		renderUnavailable(w, r, "The approval could not be processed. Try again in a moment.", "")
 		return
 	}
 	var req authRequest
@@ -358,6 +361,11 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request, h *hosts.
 	}
 	// The client may have been deleted or its document changed meanwhile.
 	client, err := s.lookupClient(ctx, req.ClientID)
+	if err != nil && !errors.Is(err, errUnknownClient) && !errors.Is(err, errClientDocument) && !errors.Is(err, errClientIDDomain) {
+		s.log.ErrorContext(ctx, "oauth: client lookup", "error", err)
+		renderUnavailable(w, r, "The approval could not be processed. Try again in a moment.", req.ClientID)
+		return
+	}
 	if err != nil || !matchRedirectURI(client.RedirectURIs, req.RedirectURI) {
 		renderError(w, r, http.StatusBadRequest, "Unknown application", "This application is no longer registered here. Start again from the application.", req.ClientID)
 		return
@@ -368,7 +376,7 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request, h *hosts.
 		return
 	} else if err != nil {
 		s.log.ErrorContext(ctx, "oauth: take consent request", "error", err)
-		renderError(w, r, http.StatusInternalServerError, "Something went wrong", "The approval could not be processed. Try again later.", "")
+		renderUnavailable(w, r, "The approval could not be processed. Try again in a moment.", "")
 		return
 	}
 	if action == actionApprove {
@@ -404,7 +412,7 @@ func (s *Server) issueCode(w http.ResponseWriter, r *http.Request, req authReque
 	})
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "oauth: store authorization code", "error", err)
-		s.redirectResult(w, r, req.RedirectURI, req.Issuer, req.State, url.Values{"error": {errServerError}, "error_description": {"the authorization code could not be stored"}})
+		s.redirectResult(w, r, req.RedirectURI, req.Issuer, req.State, url.Values{"error": {errTemporarilyUnavailable}, "error_description": {"the authorization code could not be stored; try again in a moment"}})
 		return
 	}
 	s.redirectResult(w, r, req.RedirectURI, req.Issuer, req.State, url.Values{"code": {code}})

@@ -103,6 +103,13 @@ func renderError(w http.ResponseWriter, r *http.Request, status int, title, mess
 	_, _ = w.Write(buf.Bytes())
 }
 
+// renderUnavailable is the error page for a failure of the service's own dependencies (its
+// store unreachable): 503 with Retry-After, as the token endpoint's temporarily_unavailable.
+func renderUnavailable(w http.ResponseWriter, r *http.Request, message, clientID string) {
+	w.Header().Set("Retry-After", retryAfterSeconds)
+	renderError(w, r, http.StatusServiceUnavailable, "Temporarily unavailable", message, clientID)
+}
+
 // renderDomainNotAllowed is the page docs/token-service.md describes for a URL client ID
 // outside mcp_allowed_client_id_domains.
 func renderDomainNotAllowed(w http.ResponseWriter, r *http.Request, clientID string) {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -37,9 +38,9 @@ func (s *Server) successorToken(raw string) string {
 }
 
 // reuseGranted reports whether a refresh token rotated at usedAt may be
-// presented again at now by the client it was issued to.
-func (s *Server) reuseGranted(usedAt, now time.Time) bool {
-	return s.reuseInterval > 0 && now.Sub(usedAt) <= s.reuseInterval
+// presented again at now by the client it was issued to, with reuse interval reuse.
+func reuseGranted(reuse time.Duration, usedAt, now time.Time) bool {
+	return reuse > 0 && now.Sub(usedAt) <= reuse
 }
 
 // unavailable is the answer to a failure of the store (or another dependency)
@@ -55,4 +56,55 @@ func setRetryAfter(w http.ResponseWriter, e *oauthError) {
 	if e.status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", retryAfterSeconds)
 	}
+}
+
+// A rotation whose store call failed may still have been committed (the connection lost
+// during its COMMIT): the client got 503 and keeps the old refresh token, which the store
+// now says was used at the time this server passed to the rotation. When the same client
+// presents it again, however late, and the stored use is that rotation's, it is the retry
+// of an answer this server never gave, not a reuse: it is granted the successor as within
+// the reuse interval. Only the server (replica) whose rotation failed knows this; a retry
+// reaching another replica past the interval still revokes the family.
+const (
+	unansweredFor = 10 * time.Minute // how long a failed rotation is remembered
+	unansweredMax = 10000            // at most this many at once; more are not remembered
+)
+
+// unanswered remembers failed rotations: the presented token's hash and the rotation time.
+type unanswered struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func (u *unanswered) add(hash []byte, at time.Time) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.at == nil {
+		u.at = map[string]time.Time{}
+	}
+	if len(u.at) >= unansweredMax {
+		for k, t := range u.at {
+			if at.Sub(t) > unansweredFor {
+				delete(u.at, k)
+			}
+		}
+		if len(u.at) >= unansweredMax {
+			return
+		}
+	}
+	u.at[string(hash)] = at
+}
+
+// was reports whether the rotation of hash that the store recorded at usedAt is one this
+// server remembers as failed (stores keep times to the microsecond or better).
+func (u *unanswered) was(hash []byte, usedAt, now time.Time) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	at, ok := u.at[string(hash)]
+	if ok && now.Sub(at) > unansweredFor {
+		delete(u.at, string(hash))
+		return false
+	}
+	d := at.Sub(usedAt)
+	return ok && d < time.Millisecond && d > -time.Millisecond
 }

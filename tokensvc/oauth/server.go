@@ -99,6 +99,8 @@ type Server struct {
 	// derives successor refresh tokens (reuse.go).
 	reuseInterval time.Duration
 	successorKey  []byte
+	// unanswered remembers rotations whose store call failed (reuse.go).
+	unanswered unanswered
 }
 
 // Option configures a Server.

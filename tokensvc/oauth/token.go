@@ -158,7 +158,11 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 		s.log.ErrorContext(ctx, "oauth: get refresh token", "error", err)
 		return tokenResponse{}, unavailable("the refresh token could not be checked")
 	}
-	if !old.UsedAt.IsZero() && (grant.ClientID != client.ID || !s.reuseGranted(old.UsedAt, now)) {
+	reuse := s.reuseInterval
+	if !old.UsedAt.IsZero() && grant.ClientID == client.ID && s.unanswered.was(hash, old.UsedAt, now) {
+		reuse = max(reuse, now.Sub(old.UsedAt)+time.Minute) // the retry of a rotation never answered
+	}
+	if !old.UsedAt.IsZero() && (grant.ClientID != client.ID || !reuseGranted(reuse, old.UsedAt, now)) {
 		s.events.RefreshReused()
 		s.revokeReusedGrant(ctx, grant.ID, client.ID)
 		return tokenResponse{}, newError(errInvalidGrant, "the refresh token was already used; the grant is revoked")
@@ -198,23 +202,11 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 	} else {
 		sess = store.Session{Subject: grant.Subject}
 	}
-	next := s.successorToken(raw)
-	grant, err = s.store.RotateRefreshTokenWithin(ctx, hash, store.RefreshToken{
-		Hash:      secret.Hash(next),
-		CreatedAt: now,
-		ExpiresAt: grant.ExpiresAt,
-	}, s.now(), s.reuseInterval)
-	switch {
-	case errors.Is(err, store.ErrRefreshReused):
-		s.events.RefreshReused()
-		s.log.WarnContext(ctx, "oauth: refresh token reuse; grant revoked", "client_id", client.ID)
-		return tokenResponse{}, newError(errInvalidGrant, "the refresh token was already used; the grant is revoked")
-	case errors.Is(err, store.ErrNotFound):
-		return tokenResponse{}, newError(errInvalidGrant, "the refresh token is invalid, expired or revoked")
-	case err != nil:
-		s.log.ErrorContext(ctx, "oauth: rotate refresh token", "error", err)
-		return tokenResponse{}, unavailable("the refresh token could not be rotated")
-	}
+	// The access token is stored before the rotation: once the rotation is committed, no
+	// store write is left that could fail and turn the answer into a 503 after the client's
+	// refresh token was spent. The client would retry with it, maybe only after the reuse
+	// interval (the database down for longer), and reuse detection would revoke the family.
+	// A token stored here for a rotation that then fails is never handed out.
 	at, exp, oerr := s.createAccessToken(ctx, store.AccessToken{
 		GrantID:   grant.ID,
 		ClientID:  client.ID,
@@ -225,6 +217,25 @@ func (s *Server) grantRefreshToken(ctx context.Context, h *hosts.Host, client st
 	}, sess.ExpiresAt, grant.ExpiresAt)
 	if oerr != nil {
 		return tokenResponse{}, oerr
+	}
+	next := s.successorToken(raw)
+	rotateAt := s.now()
+	_, err = s.store.RotateRefreshTokenWithin(ctx, hash, store.RefreshToken{
+		Hash:      secret.Hash(next),
+		CreatedAt: now,
+		ExpiresAt: grant.ExpiresAt,
+	}, rotateAt, reuse)
+	switch {
+	case errors.Is(err, store.ErrRefreshReused):
+		s.events.RefreshReused()
+		s.log.WarnContext(ctx, "oauth: refresh token reuse; grant revoked", "client_id", client.ID)
+		return tokenResponse{}, newError(errInvalidGrant, "the refresh token was already used; the grant is revoked")
+	case errors.Is(err, store.ErrNotFound):
+		return tokenResponse{}, newError(errInvalidGrant, "the refresh token is invalid, expired or revoked")
+	case err != nil:
+		s.log.ErrorContext(ctx, "oauth: rotate refresh token", "error", err)
+		s.unanswered.add(hash, rotateAt)
+		return tokenResponse{}, unavailable("the refresh token could not be rotated")
 	}
 	s.events.TokensRefreshed()
 	return s.tokenResponse(at, exp, next, scope), nil

@@ -102,7 +102,12 @@ func (f *faultyStore) RotateRefreshTokenWithin(ctx context.Context, h []byte, ne
 	if err := f.fail("RotateRefreshToken"); err != nil {
 		return store.Grant{}, err
 	}
-	return f.Store.RotateRefreshTokenWithin(ctx, h, next, now, reuse)
+	g, err := f.Store.RotateRefreshTokenWithin(ctx, h, next, now, reuse)
+	if err == nil {
+		// The rotation committed, and the connection died before its answer came back.
+		err = f.fail("RotateRefreshTokenAnswer")
+	}
+	return g, err
 }
 
 func (f *faultyStore) CreateAccessToken(ctx context.Context, t store.AccessToken) error {
@@ -155,7 +160,7 @@ func wantUnavailable(t *testing.T, what string, rec interface {
 // temporarily_unavailable with Retry-After: never invalid_grant (which makes a client
 // discard its tokens and sign the user out) nor invalid_client (which makes it drop its
 // registration), nor a bare 500. Once the store is back, the same code or refresh token
-// works: nothing was spent by the failed attempt.
+// works, even past the refresh token reuse interval: nothing was spent by the failed attempt.
 func TestToken_StoreFailureIsTemporarilyUnavailable(t *testing.T) {
 	t.Parallel()
 	refreshSteps := []string{"*", "GetClient", "GetRefreshToken", "GetSession", "RotateRefreshToken", "CreateAccessToken"}
@@ -170,10 +175,40 @@ func TestToken_StoreFailureIsTemporarilyUnavailable(t *testing.T) {
 				wantUnavailable(t, "refresh with "+step+" down", e.token(c, refreshForm(first.RefreshToken)))
 			}
 			fst.set()
+			// The client retries once the store is back, which may be long after the reuse
+			// interval: the failed attempt must not have spent the refresh token (a spent one
+			// presented again past the interval revokes the family).
+			e.clock.Advance(e.srv.reuseInterval + time.Second)
 			next := tokens(t, e.token(c, refreshForm(first.RefreshToken)))
 			mustAccess(t, e, next.AccessToken)
 		})
 	}
+	// The rotation committed but its answer was lost: the client got 503 and retries with
+	// the old refresh token once the store is back, past the reuse interval. The server that
+	// failed to answer grants it the successor the rotation stored (one live refresh token
+	// left); the same token from another client is still a reuse.
+	t.Run("refresh/rotation committed, answer lost", func(t *testing.T) {
+		t.Parallel()
+		e, fst := newFaultyEnv(t)
+		c, other := e.register(nil), e.register(nil)
+		_, first := e.fullFlow(c, "alice")
+		fst.set("RotateRefreshTokenAnswer")
+		wantUnavailable(t, "refresh whose answer was lost", e.token(c, refreshForm(first.RefreshToken)))
+		fst.set()
+		e.clock.Advance(e.srv.reuseInterval + time.Minute)
+		wantOAuthError(t, e.token(other, refreshForm(first.RefreshToken)), 400, errInvalidGrant)
+		e2, fst2 := newFaultyEnv(t)
+		c2 := e2.register(nil)
+		_, first2 := e2.fullFlow(c2, "bob")
+		fst2.set("RotateRefreshTokenAnswer")
+		wantUnavailable(t, "refresh whose answer was lost", e2.token(c2, refreshForm(first2.RefreshToken)))
+		fst2.set()
+		e2.clock.Advance(e2.srv.reuseInterval + time.Minute)
+		next := tokens(t, e2.token(c2, refreshForm(first2.RefreshToken)))
+		mustAccess(t, e2, next.AccessToken)
+		again := tokens(t, e2.token(c2, refreshForm(next.RefreshToken)))
+		mustAccess(t, e2, again.AccessToken)
+	})
 	codeSteps := []string{"*", "GetClient", "GetAuthCode", "TakeAuthCode", "GetSession", "CreateGrant", "CreateAccessToken"}
 	for _, step := range codeSteps {
 		t.Run("code/"+step, func(t *testing.T) {
@@ -204,6 +239,27 @@ func TestToken_StoreFailureIsTemporarilyUnavailable(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		wantUnavailable(t, "registration", e.do(req))
 	})
+	// The browser pages of the authorization flow: a store failure is a 503 page with
+	// Retry-After (never a 500, nor "unknown application", which would send the user away),
+	// and the flow works once the store is back.
+	t.Run("authorize", func(t *testing.T) {
+		t.Parallel()
+		e, fst := newFaultyEnv(t)
+		c := e.register(nil)
+		sess := e.newSession("alice")
+		_, challenge := pkce()
+		authorize := issuer + paths.Authorize + "?" + authParams(c, challenge).Encode()
+		fst.set("GetClient")
+		wantUnavailablePage(t, "authorize", e.get(authorize, sess.ID))
+		fst.set()
+		handle := consentHandle(t, e.get(authorize, sess.ID))
+		fst.set("GetClient")
+		wantUnavailablePage(t, "consent", e.answerConsent(issuer, sess.ID, handle, actionApprove))
+		fst.set()
+		if rec := e.answerConsent(issuer, sess.ID, handle, actionApprove); rec.Code != http.StatusSeeOther || location(t, rec).Query().Get("code") == "" {
+			t.Fatalf("consent after the store is back: %d %s", rec.Code, rec.Header().Get("Location"))
+		}
+	})
 	t.Run("revoke", func(t *testing.T) {
 		t.Parallel()
 		e, fst := newFaultyEnv(t)
@@ -212,4 +268,16 @@ func TestToken_StoreFailureIsTemporarilyUnavailable(t *testing.T) {
 		fst.set("GetRefreshToken", "GetAccessToken")
 		wantUnavailable(t, "revocation", e.postForm(issuer+paths.Revoke, url.Values{"token": {first.RefreshToken}, "client_id": {c.ID}}, ""))
 	})
+}
+
+// wantUnavailablePage checks an HTML answer is 503 with Retry-After, asks the user to try
+// again and names a request ID.
+func wantUnavailablePage(t *testing.T, what string, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	body := rec.Body.String()
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" ||
+		!strings.Contains(body, "Try again") || !strings.Contains(body, "Request ID") || strings.Contains(body, errStoreDown.Error()) {
+		t.Errorf("%s with the store down: %d (Retry-After %q), want a 503 page asking to try again with a request ID:\n%s",
+			what, rec.Code, rec.Header().Get("Retry-After"), body)
+	}
 }

@@ -49,7 +49,7 @@ func sameBrowser(r *http.Request, name, want string) bool {
 func hashString(v string) string { return base64.RawURLEncoding.EncodeToString(secret.Hash(v)) }
 
 // flowError answers a failed one-time lookup: 400 with message when it is unknown, expired
-// or spent, 500 otherwise.
+// or spent, 503 otherwise (internalError).
 func (m *Manager) flowError(w http.ResponseWriter, r *http.Request, err error, message string) {
 	if errors.Is(err, store.ErrNotFound) {
 		renderError(w, r, http.StatusBadRequest, message)
@@ -58,9 +58,13 @@ func (m *Manager) flowError(w http.ResponseWriter, r *http.Request, err error, m
 	m.internalError(w, r, "sign-in flow", err)
 }
 
+// internalError answers a failure of the service's own dependencies — in practice its store
+// unreachable (a database restart, a dropped connection): 503 with Retry-After and a page
+// naming the request ID, so that the user tries again rather than giving up; never the error.
 func (m *Manager) internalError(w http.ResponseWriter, r *http.Request, what string, err error) {
 	m.log.ErrorContext(r.Context(), what, "error", err.Error())
-	renderError(w, r, http.StatusInternalServerError, "Something went wrong on our side. Try again in a moment.")
+	w.Header().Set("Retry-After", "1")
+	renderError(w, r, http.StatusServiceUnavailable, "Something went wrong on our side. Try again in a moment.")
 }
 
 func redirect(w http.ResponseWriter, location string) {

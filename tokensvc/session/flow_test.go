@@ -2,10 +2,12 @@ package session
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/secret"
 	"github.com/mcpmesh/gateway/tokensvc/store"
+	"github.com/mcpmesh/gateway/tokensvc/store/memory"
 )
 
 func TestSignIn_FullFlowAcrossTwoHosts(t *testing.T) {
@@ -394,5 +397,54 @@ func TestSignIn_LongestReturnToCompletes(t *testing.T) {
 	rt := "/?" + strings.Repeat("&", maxReturnTo-2) // JSON escapes each & into six bytes
 	if end := b.signIn(appOrigin, rt, "alice"); end != appOrigin+rt {
 		t.Fatalf("sign-in with the longest return_to ended at %.80s…", end)
+	}
+}
+
+// downStore is a memory store whose writes and one-time look-ups fail while down is set, as
+// a store does while its database restarts.
+type downStore struct {
+	*memory.Store
+	down atomic.Bool
+}
+
+var errStoreDown = errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
+
+func (d *downStore) GetOneTime(ctx context.Context, h []byte, kind string, now time.Time) (store.OneTime, error) {
+	if d.down.Load() {
+		return store.OneTime{}, errStoreDown
+	}
+	return d.Store.GetOneTime(ctx, h, kind, now)
+}
+
+func (d *downStore) CreateSession(ctx context.Context, s store.Session) error {
+	if d.down.Load() {
+		return errStoreDown
+	}
+	return d.Store.CreateSession(ctx, s)
+}
+
+// A store failure when the browser comes back from the provider is a 503 page with
+// Retry-After that tells the user to try again (never a 500, never the error), and the
+// sign-in started again after the store is back completes.
+func TestCallback_StoreDownIsUnavailable(t *testing.T) {
+	t.Parallel()
+	st := &downStore{Store: memory.New()}
+	e := newEnvOn(t, st, newFakeIDP(), &clock{t: time.Unix(1_700_000_000, 0)})
+	b := e.browser()
+	_, at := b.follow(appOrigin + paths.SignIn + "?return_to=/a")
+	if !strings.HasPrefix(at, idpAuthURL) {
+		t.Fatalf("sign-in did not reach the provider: %s", at)
+	}
+	st.down.Store(true)
+	resp, _ := b.follow(e.idp.Login(t, at, "alice"))
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
+		!strings.Contains(string(body), "Try again") || strings.Contains(string(body), errStoreDown.Error()) {
+		t.Fatalf("callback with the store down: %d (Retry-After %q), want 503 asking to try again; body %s",
+			resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	st.down.Store(false)
+	if got := b.signIn(appOrigin, "/a", "alice"); got != appOrigin+"/a" {
+		t.Fatalf("sign-in after the store is back ended at %s", got)
 	}
 }

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpmesh/gateway/tokensvc/store"
+	"github.com/mcpmesh/gateway/tokensvc/store/memory"
 )
 
 // connected returns an env whose alice has connected, and her first TI.
@@ -162,5 +166,94 @@ func TestToken_ExpiredWithoutRefreshTokenNeedsAConnect(t *testing.T) {
 	e.clock.add(2 * time.Minute)
 	if _, _, err := e.svc.Token(context.Background(), "alice", routeID); !errors.Is(err, ErrUpstreamRequired) {
 		t.Fatalf("expired: %v", err)
+	}
+}
+
+// replaceDown is a store whose ReplaceLeasedUpstreamToken fails while down is set: the
+// database gone between the provider's answer to a refresh and the token service storing it.
+type replaceDown struct {
+	store.Store
+	down atomic.Bool
+}
+
+func (r *replaceDown) ReplaceLeasedUpstreamToken(ctx context.Context, t store.UpstreamToken, holder string) error {
+	if r.down.Load() {
+		return errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
+	}
+	return r.Store.ReplaceLeasedUpstreamToken(ctx, t, holder)
+}
+
+// The provider rotates refresh tokens: once it has answered a refresh, the stored refresh
+// token is spent. A store failure at that moment must not lose the new one: the new TI is
+// handed out, served to the next requests of this process without another refresh, and
+// stored once the store is back, so the refresh after that works (no connect again).
+func TestToken_StoreFailureAfterTheRefreshKeepsTheRotatedToken(t *testing.T) {
+	t.Parallel()
+	st := &replaceDown{Store: memory.New()}
+	e := newEnv(t, "header", st)
+	sid := e.session("alice", "alice@example.com")
+	if rec := e.connect(sid); rec.Code != http.StatusSeeOther {
+		t.Fatalf("connect: %d %s", rec.Code, rec.Body.String())
+	}
+	first, _, err := e.svc.Token(context.Background(), "alice", routeID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.down.Store(true)
+	e.clock.add(time.Hour - 30*time.Second) // due for refresh, still valid
+	second, _, err := e.svc.Token(context.Background(), "alice", routeID)
+	if err != nil || second == first {
+		t.Fatalf("refresh with the store failing after the provider answered: %q %v, want the new TI", second, err)
+	}
+	if again, _, err := e.svc.Token(context.Background(), "alice", routeID); err != nil || again != second {
+		t.Fatalf("next request while the store is down: %q %v, want the new TI without another refresh", again, err)
+	}
+	st.down.Store(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rec, err := e.st.GetUpstreamToken(context.Background(), "alice", routeID, e.clock.now())
+		if err == nil {
+			if tok, err := e.svc.open(rec); err == nil && tok.AccessToken == second {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the refreshed TI was not stored after the store came back")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.clock.add(time.Hour - 30*time.Second)
+	third, _, err := e.svc.Token(context.Background(), "alice", routeID)
+	if err != nil || third == second {
+		t.Fatalf("refresh after the store came back: %q %v, want a new TI", third, err)
+	}
+	e.p.mu.Lock()
+	defer e.p.mu.Unlock()
+	for rt, n := range e.p.spent {
+		if n != 1 {
+			t.Errorf("refresh token %.10s… presented %d times", rt, n)
+		}
+	}
+}
+
+// A check answer carrying a TI is cached until the TI is due, and its assertion has
+// whole-second times: a TI due within the second would give an answer that cannot be signed
+// (a 401 for the client). Within minUse of being due a TI is refreshed, and every TI handed
+// out is good for at least minUse.
+func TestToken_HandedOutForAtLeastMinUse(t *testing.T) {
+	t.Parallel()
+	for _, early := range []time.Duration{minUse + time.Second, minUse, time.Second, 100 * time.Millisecond} {
+		e, first := connected(t, "header")
+		e.clock.add(time.Hour - RefreshMargin - early) // due in `early`
+		ti, until, err := e.svc.Token(context.Background(), "alice", routeID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left := until.Sub(e.clock.now()); left < minUse {
+			t.Errorf("due in %v: handed out a TI usable for %v, want at least %v", early, left, minUse)
+		}
+		if refreshed := ti != first; refreshed != (early <= minUse) {
+			t.Errorf("due in %v: refreshed %t, want %t", early, refreshed, early <= minUse)
+		}
 	}
 }

@@ -76,6 +76,7 @@ type Service struct {
 
 	mu      sync.Mutex
 	flights map[flightKey]*flight
+	pending map[flightKey]Token // refreshed TIs the store has not taken yet (keepPending)
 }
 
 // Option configures a Service.

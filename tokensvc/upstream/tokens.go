@@ -85,19 +85,28 @@ func (s *Service) save(ctx context.Context, subject, routeID string, t Token) er
 	return s.store.PutUpstreamToken(ctx, rec)
 }
 
-// valid: the access token has not expired. fresh: nor will it within RefreshMargin.
-func valid(t Token, now time.Time) bool { return t.Expiry.IsZero() || now.Before(t.Expiry) }
+// minUse is the least time a TI handed to a check is good for. A check answer expires when
+// its TI is due (useUntil), and the assertion signed for it has whole-second times: an answer
+// expiring within the second cannot be signed and would be a 401 invalid_token, which makes
+// a client throw its token away. So a TI due within minUse counts as due now, and an old TI
+// expiring within minUse is not handed out.
+const minUse = 2 * time.Second
+
+// valid: the access token has not expired. usable: nor will it within minUse. fresh: nor
+// is it due for refresh (RefreshMargin before it expires) within minUse.
+func valid(t Token, now time.Time) bool  { return t.Expiry.IsZero() || now.Before(t.Expiry) }
+func usable(t Token, now time.Time) bool { return valid(t, now.Add(minUse)) }
 func fresh(t Token, now time.Time) bool {
-	return t.Expiry.IsZero() || now.Before(t.Expiry.Add(-RefreshMargin))
+	return t.Expiry.IsZero() || now.Add(minUse).Before(t.Expiry.Add(-RefreshMargin))
 }
 
-// useUntil is how long a check answer carrying t may be cached: until it is due for refresh,
-// or, once it is, until it expires.
+// useUntil is how long a check answer carrying t may be cached: until it is due for refresh
+// (at least minUse from now), or, once it is, until it expires.
 func useUntil(t Token, now time.Time) time.Time {
 	if t.Expiry.IsZero() {
 		return time.Time{}
 	}
-	if r := t.Expiry.Add(-RefreshMargin); now.Before(r) {
+	if r := t.Expiry.Add(-RefreshMargin); now.Add(minUse).Before(r) {
 		return r
 	}
 	return t.Expiry
@@ -150,7 +159,7 @@ func (s *Service) Token(ctx context.Context, subject, routeID string) (string, t
 	}
 	f := s.startRefresh(rt, subject)
 	var wait <-chan time.Time
-	if valid(t, now) {
+	if usable(t, now) {
 		timer := time.NewTimer(refreshWait)
 		defer timer.Stop()
 		wait = timer.C
@@ -165,7 +174,7 @@ func (s *Service) Token(ctx context.Context, subject, routeID string) (string, t
 	if f.err == nil {
 		return f.tok.AccessToken, useUntil(f.tok, s.now()), nil
 	}
-	if !errors.Is(f.err, ErrUpstreamRequired) && valid(t, s.now()) {
+	if !errors.Is(f.err, ErrUpstreamRequired) && usable(t, s.now()) {
 		return t.AccessToken, t.Expiry, nil
 	}
 	return "", time.Time{}, f.err
@@ -207,6 +216,9 @@ func (s *Service) startRefresh(rt *Route, subject string) *flight {
 // refresh refreshes the TI of (subject, rt) under the store lease: of every replica, only
 // the lease holder spends the upstream refresh token; the others wait for its result.
 func (s *Service) refresh(ctx context.Context, rt *Route, subject string) (Token, error) {
+	if t, ok := s.pendingToken(flightKey{subject, rt.ID}); ok {
+		return t, nil // refreshed here, not yet stored: its predecessor may be spent
+	}
 	holder := secret.NewToken()
 	var rec store.UpstreamToken
 	for {
@@ -297,7 +309,13 @@ func (s *Service) refresh(ctx context.Context, rt *Route, subject string) (Token
 		// A new connect replaced the token meanwhile (or the lease ran out): that one stays.
 		s.log.WarnContext(ctx, "upstream token changed during refresh; keeping the stored one", "route_id", rt.ID, "sub", subject)
 	case err != nil:
-		return Token{}, fmt.Errorf("store refreshed upstream token: %w", err)
+		// The provider has answered, and may have spent the refresh token still stored: the
+		// new TI must not be lost with the store (a database restart, a dropped connection).
+		// It is kept here and stored as soon as the store takes it; meanwhile this process
+		// hands it out.
+		s.log.WarnContext(ctx, "storing the refreshed upstream token failed; keeping it until the store takes it", "route_id", rt.ID, "sub", subject, "error", err.Error())
+		s.keepPending(flightKey{subject, rt.ID}, next, holder, nt)
+		return nt, nil
 	}
 	s.log.DebugContext(ctx, "upstream token refreshed", "route_id", rt.ID, "sub", subject)
 	return nt, nil
@@ -325,3 +343,64 @@ func (s *Service) SaveToken(ctx context.Context, subject, routeID string, t Toke
 // SealPurpose is the secret.Sealer purpose of the stored TI of (subject, routeID): the seal
 // binds both.
 func SealPurpose(subject, routeID string) string { return sealPurpose(subject, routeID) }
+
+// Pending TIs: refreshed at the provider but not yet stored (the store failed).
+const (
+	// pendingFor is how long a pending TI is offered to the store before it is given up
+	// (logged as an error; the user will have to connect again).
+	pendingFor = 10 * time.Minute
+	// pendingRetryMin and pendingRetryMax bound the wait between two attempts: short, so
+	// that the TI is stored soon after the store is back, before another replica can lease
+	// the stored one and spend its (spent) refresh token.
+	pendingRetryMin = 100 * time.Millisecond
+	pendingRetryMax = 2 * time.Second
+)
+
+// pendingToken returns the pending TI of k while it is still valid.
+func (s *Service) pendingToken(k flightKey) (Token, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.pending[k]
+	return t, ok && usable(t, s.now())
+}
+
+// keepPending holds t, sealed as rec, as the pending TI of k and offers it to the store
+// under holder's lease until the store takes it, refuses it (the TI was removed, or another
+// connect replaced it) or pendingFor has passed. The lease may have run out by then: the
+// store still takes it as long as nobody else leased the TI meanwhile.
+func (s *Service) keepPending(k flightKey, rec store.UpstreamToken, holder string, t Token) {
+	s.mu.Lock()
+	if s.pending == nil {
+		s.pending = map[flightKey]Token{}
+	}
+	s.pending[k] = t
+	s.mu.Unlock()
+	go func() {
+		defer func() {
+			s.mu.Lock()
+			if s.pending[k] == t {
+				delete(s.pending, k)
+			}
+			s.mu.Unlock()
+		}()
+		wait, giveUp := pendingRetryMin, time.Now().Add(pendingFor)
+		for {
+			time.Sleep(wait)
+			ctx, cancel := context.WithTimeout(context.Background(), s.callTimeout)
+			err := s.store.ReplaceLeasedUpstreamToken(ctx, rec, holder)
+			cancel()
+			switch {
+			case err == nil:
+				s.log.Info("refreshed upstream token stored after the store came back", "route_id", k.routeID, "sub", k.subject)
+				return
+			case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConflict):
+				s.log.Warn("refreshed upstream token not stored: the stored one was removed or replaced meanwhile", "route_id", k.routeID, "sub", k.subject)
+				return
+			case time.Now().After(giveUp):
+				s.log.Error("refreshed upstream token given up: the store did not take it", "route_id", k.routeID, "sub", k.subject, "error", err.Error())
+				return
+			}
+			wait = min(2*wait, pendingRetryMax)
+		}
+	}()
+}

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +18,6 @@ import (
 	"github.com/mcpmesh/gateway/tokensvc/store"
 	"github.com/mcpmesh/gateway/tokensvc/store/postgres"
 	"github.com/mcpmesh/gateway/tokensvc/store/postgres/pgtest"
-	"github.com/mcpmesh/gateway/wasmtest/gateway"
 )
 
 // soakDuration is how long TestSoak runs: GATEWAY_SOAK (a Go duration), default 10m.
@@ -89,26 +87,36 @@ func rssBytes(pid int) int64 {
 
 // memSample is the memory of every process at one moment.
 type memSample struct {
-	at                time.Duration
-	tokensvc, gateway int64 // RSS
-	heap              uint64
-	vms               []uint32
+	at       time.Duration
+	replicas []int64 // RSS of each token service replica
+	gateway  int64   // RSS of the gateway process
+	gwHeap   uint64  // the gateway process's live Go heap after a collection
+	vms      []uint32
+	load     int64 // RSS of this test process: the 2,000 simulated clients
 }
 
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
 func (m memSample) String() string {
-	return fmt.Sprintf("t=%v tokensvc RSS %.1f MiB, gateway (this process, with the test's 2,000 clients) RSS %.1f MiB, live Go heap %.1f MiB, filter VMs %v bytes",
-		m.at.Round(time.Second), float64(m.tokensvc)/(1<<20), float64(m.gateway)/(1<<20), float64(m.heap)/(1<<20), m.vms)
+	var reps []string
+	for _, r := range m.replicas {
+		reps = append(reps, mib(r))
+	}
+	return fmt.Sprintf("t=%v tokensvc replicas RSS %s; gateway process RSS %s, live heap %s, filter VMs %v bytes; load generator (this process) RSS %s",
+		m.at.Round(time.Second), strings.Join(reps, " / "), mib(m.gateway), mib(int64(m.gwHeap)), m.vms, mib(m.load))
 }
 
 // TestSoak runs 2,000 signed-in users (seeded: see seedUsers) through the gateway for
 // GATEWAY_SOAK (default 10 minutes): each calls a tool about every 10 s and refreshes when its
 // access token (60 s) is about to expire, as MCP clients do; one request in 50 carries a
-// garbage token instead. The token service is a real tokensvc process on PostgreSQL.
-// Every legitimate request must succeed, no garbage one may pass, and the memory of every
-// process must be flat: at the end within 25% of what it was a fifth of the way in (after
-// warm-up) — the token service's RSS and each filter VM's linear memory. The gateway runs in
-// this test process beside the 2,000 simulated clients, so the process's RSS and live heap
-// are reported but not judged. It runs under make reliability only.
+// garbage token instead. The token service is two real tokensvc processes on one PostgreSQL
+// schema; the gateway (filter.wasm in the wazero host) is a process of its own
+// (gwprocess_test.go), so that this test process is only the load generator. Every
+// legitimate request must succeed, no garbage one may pass, and the memory of every process
+// must be flat: at the end within 25% of what it was a fifth of the way in (after warm-up) —
+// each replica's RSS, the gateway process's RSS and live heap, and each filter VM's linear
+// memory. The load generator's RSS is reported, not judged. It runs under make reliability
+// only.
 func TestSoak(t *testing.T) {
 	if !full() {
 		t.Skip("the soak runs under make reliability (GATEWAY_RELIABILITY=full)")
@@ -116,18 +124,18 @@ func TestSoak(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	bin := buildTokensvc(t)
 	d := soakDuration(t)
-	var rep *replica
+	var reps []*replica
 	s := startStack(t, stackOptions{
 		Storage: fmt.Sprintf("{type: postgres, dsn: %q}", dsn), Quiet: true,
-		Remote: func(t *testing.T, s *rstack) gateway.TokenService {
+		GatewayProcess: func(t *testing.T, s *rstack) (public, internal []string) {
 			s.YAML = strings.Replace(s.YAML, "token_service:\n", "token_service:\n  access_token_lifetime: 60s\n", 1)
-			rep = newReplica(t, bin, s.YAML)
-			rep.start(t)
-			ts, err := gateway.RemoteTokenService([]string{"http://" + rep.public}, []string{"http://" + rep.internal}, nil)
-			if err != nil {
-				t.Fatal(err)
+			for range 2 {
+				r := newReplica(t, bin, s.YAML)
+				r.start(t)
+				reps = append(reps, r)
+				public, internal = append(public, "http://"+r.public), append(internal, "http://"+r.internal)
 			}
-			return ts
+			return public, internal
 		},
 	})
 	st, err := postgres.New(context.Background(), dsn)
@@ -147,20 +155,21 @@ func TestSoak(t *testing.T) {
 	for _, u := range users {
 		u.c = &client{Config: cfg}
 	}
-	t.Logf("RELIABILITY %s: %d users seeded, running %v", t.Name(), n, d)
+	t.Logf("RELIABILITY %s: %d users seeded, running %v; the gateway process's admin (GET /memory, /debug/pprof/heap): %s", t.Name(), n, d, s.GatewayProc.admin)
 
 	calls, refreshes, garbage := newTally("soak: tool calls"), newTally("soak: refreshes"), newTally("soak: garbage tokens")
 	start := time.Now()
 	deadline := start.Add(d)
 	sample := func() memSample {
-		// The live heap after a collection: RSS of a Go process stays near its peak.
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		m := memSample{at: time.Since(start), tokensvc: rssBytes(rep.pid()), gateway: rssBytes(os.Getpid()), heap: ms.HeapAlloc}
-		for i := range s.Gateway.Host().Workers() {
-			m.vms = append(m.vms, s.Gateway.Host().MemoryBytes(i))
+		m := memSample{at: time.Since(start), gateway: rssBytes(s.GatewayProc.pid()), load: rssBytes(os.Getpid())}
+		for _, r := range reps {
+			m.replicas = append(m.replicas, rssBytes(r.pid()))
 		}
+		gm, err := s.GatewayProc.memory()
+		if err != nil {
+			t.Errorf("gateway memory: %v", err)
+		}
+		m.gwHeap, m.vms = gm.HeapAlloc, gm.VMs
 		return m
 	}
 	var samples []memSample
@@ -227,13 +236,21 @@ func TestSoak(t *testing.T) {
 	warm, end := samples[len(samples)/5], samples[len(samples)-1]
 	t.Logf("RELIABILITY %s: memory after warm-up: %s", t.Name(), warm)
 	t.Logf("RELIABILITY %s: memory at the end:    %s", t.Name(), end)
-	// The gateway shares this process with the 2,000 simulated clients, whose connection
-	// pools and samples come and go: its heap is reported, not judged.
-	pairs := map[string][2]int64{"tokensvc RSS": {warm.tokensvc, end.tokensvc}}
+	t.Logf("RELIABILITY %s: memory at the first sample: %s", t.Name(), samples[0])
+	pairs := map[string][2]int64{
+		"gateway process RSS":       {warm.gateway, end.gateway},
+		"gateway process live heap": {int64(warm.gwHeap), int64(end.gwHeap)},
+	}
+	for i := range warm.replicas {
+		pairs["tokensvc replica "+strconv.Itoa(i)+" RSS"] = [2]int64{warm.replicas[i], end.replicas[i]}
+	}
 	for i := range warm.vms {
 		pairs["filter VM "+strconv.Itoa(i)+" linear memory"] = [2]int64{int64(warm.vms[i]), int64(end.vms[i])}
 	}
 	for name, pair := range pairs {
+		if pair[0] <= 0 || pair[1] <= 0 {
+			t.Errorf("%s: not measured (%d, %d)", name, pair[0], pair[1])
+		}
 		if pair[1] > pair[0]+pair[0]/4 {
 			t.Errorf("%s grew from %d to %d bytes: not flat", name, pair[0], pair[1])
 		}

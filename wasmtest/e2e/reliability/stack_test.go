@@ -12,6 +12,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -22,6 +24,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mcpmesh/gateway/shared/config"
+	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/tokensvc/server"
 	"github.com/mcpmesh/gateway/wasmtest/e2e/harness"
 	"github.com/mcpmesh/gateway/wasmtest/gateway"
@@ -49,6 +52,9 @@ type rstack struct {
 	YAML    string
 	Server  *server.Server // in-process token service; nil when remote
 	Gateway *gateway.Gateway
+	// GatewayProc is the gateway when it runs as a separate process (nil otherwise, and
+	// Gateway is nil then).
+	GatewayProc *gatewayProcess
 	// SQLitePath is the database file when the storage is the default SQLite.
 	SQLitePath string
 	// Upstream counts the requests the MCP server received; Checks the check calls the
@@ -58,8 +64,16 @@ type rstack struct {
 	// CheckMarker, when set, makes MarkedChecks count the check calls whose body contains it.
 	CheckMarker  atomic.Pointer[string]
 	MarkedChecks atomic.Int64
-	authL        net.Listener
-	mcpL         net.Listener
+	// With stackOptions.Upstream: the upstream OAuth server (a second OpenID provider), the
+	// upstream_oauth2 route's URL, the last Authorization the MCP server received on that
+	// route (the Internal Token), and a hook called with the form of each request to the
+	// upstream token endpoint once its answer is back, before the token service gets it.
+	Up          *harness.IDP
+	UpURL       string
+	UpBearer    atomic.Pointer[string]
+	UpTokenHook atomic.Pointer[func(form url.Values)]
+	authL       net.Listener
+	mcpL        net.Listener
 }
 
 // stackOptions configure startStack.
@@ -71,8 +85,65 @@ type stackOptions struct {
 	// TokenServiceAddrs sets token_service.address and internal_address (remote replicas
 	// read the same file; each replica's addresses are substituted, see replicaYAML).
 	Remote func(t *testing.T, s *rstack) gateway.TokenService
+	// GatewayProcess, when set, starts the token service replicas and returns the base URLs
+	// of their public and internal listeners; the gateway then runs as a separate process
+	// in front of them (gwprocess_test.go), so that its memory is measured apart from the
+	// test's load. Remote is ignored.
+	GatewayProcess func(t *testing.T, s *rstack) (public, internal []string)
 	// Quiet sends the token service's and the gateway's logs nowhere (floods).
 	Quiet bool
+	// Upstream adds an upstream_oauth2 route (rstack.UpURL) whose upstream OAuth server is a
+	// second OpenID provider rotating its refresh tokens, with the gateway as a public client
+	// there; its access tokens (the Internal Tokens) live UpstreamTokenTTL (default 1h).
+	Upstream         bool
+	UpstreamTokenTTL time.Duration
+}
+
+// upstreamAccount is the user's account at the upstream OAuth server.
+const upstreamAccount = "alice-upstream"
+
+// upstreamRoute starts the upstream OAuth server and a proxy in front of its token endpoint
+// (rstack.UpTokenHook) and returns the route's configuration.
+func (s *rstack) upstreamRoute(t *testing.T, opts stackOptions, upstream string) string {
+	t.Helper()
+	ttl := opts.UpstreamTokenTTL
+	if ttl == 0 {
+		ttl = time.Hour
+	}
+	s.Up = harness.StartIDP(t, harness.IDPOptions{
+		Clients: []harness.IDPClient{{ClientID: "gateway-upstream", RedirectURIs: []string{"http://127.0.0.1" + paths.UpstreamCallback},
+			TokenEndpointAuthMethod: "none"}},
+		Users:          []harness.IDPUser{{Sub: upstreamAccount, Email: "alice@upstream.example", EmailVerified: true}},
+		AccessTokenTTL: ttl, IDTokenTTL: time.Hour, RefreshTokenTTL: 48 * time.Hour,
+	})
+	target, _ := url.Parse(s.Up.Issuer)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if hook := s.UpTokenHook.Load(); hook != nil {
+			(*hook)(resp.Request.PostForm)
+		}
+		return nil
+	}
+	tokenProxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+		form, _ := url.ParseQuery(string(body))
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.PostForm = form
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(tokenProxy.Close)
+	s.UpURL = s.MCPOrigin + "/up"
+	return fmt.Sprintf(`
+  - name: Upstream
+    from: %s
+    to: %s/up
+    policy: {allow: {and: [{authenticated_user: true}]}}
+    mcp:
+      server:
+        upstream_oauth2:
+          client_id: gateway-upstream
+          scopes: [openid, offline_access]
+          endpoint: {auth_url: "%s/auth", token_url: "%s/token"}`, s.UpURL, upstream, s.Up.Issuer, tokenProxy.URL)
 }
 
 // stubMCP answers every JSON-RPC request with an empty result, as a cheap MCP server.
@@ -102,7 +173,14 @@ func startStack(t *testing.T, opts stackOptions) *rstack {
 	t.Helper()
 	s := &rstack{Upstream: &atomic.Int64{}}
 	s.IDP = harness.StartIDP(t, harness.IDPOptions{IDTokenTTL: 24 * time.Hour, AccessTokenTTL: 24 * time.Hour})
-	up := httptest.NewServer(stubMCP(s.Upstream))
+	stub := stubMCP(s.Upstream)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/up") {
+			b := r.Header.Get("Authorization")
+			s.UpBearer.Store(&b)
+		}
+		stub.ServeHTTP(w, r)
+	}))
 	t.Cleanup(up.Close)
 	s.authL, s.mcpL = listen(t), listen(t)
 	s.AuthURL = "http://" + s.authL.Addr().String()
@@ -139,11 +217,20 @@ routes:
     policy: {allow: {and: [{authenticated_user: true}]}}
     mcp: {server: {}}
 `, s.AuthURL, newSecret(), newSecret(), s.IDP.Issuer, s.IDP.ClientID, s.IDP.ClientSecret, storage, ttl, s.MCPURL, up.URL)
+	if opts.Upstream {
+		s.YAML += s.upstreamRoute(t, opts, up.URL) + "\n"
+	}
 	cfg, err := config.Parse([]byte(replicaYAML(s.YAML, "127.0.0.1:1", "127.0.0.1:2")), nil)
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
 	s.Config = cfg
+
+	if opts.GatewayProcess != nil {
+		public, internal := opts.GatewayProcess(t, s)
+		s.GatewayProc = startGatewayProcess(t, s, public, internal)
+		return s
+	}
 
 	var logger *slog.Logger
 	if opts.Quiet {
@@ -262,6 +349,13 @@ var httpClient = &http.Client{
 
 func (s *rstack) signIn(t *testing.T) *client {
 	t.Helper()
+	return s.signInTo(t, s.MCPURL)
+}
+
+// signInTo signs a new client in for the MCP server at resource (a route's from URL); on an
+// upstream_oauth2 route the authorization flow runs the upstream connect too.
+func (s *rstack) signInTo(t *testing.T, resource string) *client {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	reg, _ := json.Marshal(map[string]any{
@@ -286,7 +380,7 @@ func (s *rstack) signIn(t *testing.T) *client {
 		Endpoint: oauth2.Endpoint{AuthURL: s.MCPOrigin + "/.gateway/mcp/authorize", TokenURL: s.MCPOrigin + "/.gateway/mcp/token", AuthStyle: oauth2.AuthStyleInParams},
 	}
 	verifier := oauth2.GenerateVerifier()
-	res := oauth2.SetAuthURLParam("resource", s.MCPURL)
+	res := oauth2.SetAuthURLParam("resource", resource)
 	cb, err := harness.NewBrowser().Authorize(ctx, cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(verifier), res), redirectURI)
 	if err != nil {
 		t.Fatalf("authorize: %v", err)
