@@ -106,6 +106,11 @@ type Options struct {
 	// proxy_get_log_level returns it. The zero value, LogTrace, keeps everything; Envoy's
 	// own default is LogInfo.
 	LogLevel LogLevel
+	// MaxLogEntries bounds the log lines kept for Logs and WaitLog (the oldest half goes when
+	// full); default 100,000, which tests reading whole runs need. A long-running process that
+	// only waits for recent lines sets a small bound: at info level each request leaves a
+	// line of a few hundred bytes.
+	MaxLogEntries int
 	// Logger, if set, also receives every captured log line.
 	Logger *slog.Logger
 	// IdleWorkerFirst starts a stream that is not pinned to a worker on the first worker,

@@ -29,13 +29,18 @@ type logStore struct {
 	changed chan struct{} // closed and replaced on every add
 }
 
-// maxLogEntries bounds the capture so a long-running local gateway does not grow forever.
-const maxLogEntries = 100000
+// defaultMaxLogEntries is Options.MaxLogEntries when unset.
+const defaultMaxLogEntries = 100000
 
 func (s *logStore) add(e LogEntry, h *Host) {
 	s.mu.Lock()
-	if len(s.entries) >= maxLogEntries {
-		s.entries = append(s.entries[:0], s.entries[len(s.entries)/2:]...)
+	max := h.opts.MaxLogEntries
+	if max <= 0 {
+		max = defaultMaxLogEntries
+	}
+	if len(s.entries) >= max {
+		keep := max / 2 // the newest half stays; with the new line, at most max
+		s.entries = append(s.entries[:0], s.entries[len(s.entries)-keep:]...)
 	}
 	s.entries = append(s.entries, e)
 	if s.changed != nil {

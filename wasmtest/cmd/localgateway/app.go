@@ -55,6 +55,11 @@ type sharedStore struct {
 }
 
 // start builds the first instance from cfg.
+// capturedLogLines is how many filter log lines the command's host keeps in memory (for
+// WaitLog); they are written to the logger as they come, so the capture is only a window.
+// The host's default (100,000) would hold tens of MB at info level in a long run.
+const capturedLogLines = 1000
+
 func (a *app) start(ctx context.Context, cfg *config.Config) error {
 	if a.remote != nil {
 		return a.startRemote(ctx, cfg)
@@ -90,6 +95,7 @@ func (a *app) build(ctx context.Context, cfg *config.Config, ss *sharedStore) (*
 		Logger:       a.logger,
 		HostOptions: func(o *host.Options) {
 			o.LogLevel = a.wasmLevel
+			o.MaxLogEntries = capturedLogLines
 			if a.hostOptions != nil {
 				a.hostOptions(o)
 			}

@@ -73,6 +73,7 @@ func (a *app) buildRemote(ctx context.Context, cfg *config.Config, ss *sharedSto
 		Logger:       a.logger,
 		HostOptions: func(o *host.Options) {
 			o.LogLevel = a.wasmLevel
+			o.MaxLogEntries = capturedLogLines
 			if a.hostOptions != nil {
 				a.hostOptions(o)
 			}

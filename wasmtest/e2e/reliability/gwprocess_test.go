@@ -75,8 +75,9 @@ func runGatewayProcess(cfgPath string) int {
 		return fail(err)
 	}
 	// The filter logs at warn, as this process prints: at info the host would also keep its
-	// authorization records, up to 100,000 of them (host.maxLogEntries, some 30 MB), which
-	// is the host's capture for tests, not the gateway's memory (RELIABILITY.md, soak).
+	// authorization records, up to host.Options.MaxLogEntries of them (100,000 by default,
+	// some 30 MB; the localgateway command keeps 1,000), which is the host's capture for
+	// tests, not the gateway's memory (RELIABILITY.md, soak).
 	gw, err := gateway.New(ctx, gateway.Options{Config: cfg, Module: mod, TokenService: ts, Logger: logger,
 		HostOptions: func(o *host.Options) { o.LogLevel = host.LogWarn }})
 	if err != nil {
