@@ -20,9 +20,6 @@ type ResourceMetadata struct {
 	ScopesSupported      []string
 }
 
-// errMalformed marks a document that is not what its specification says.
-var errMalformed = errors.New("malformed")
-
 // ParseResourceMetadata reads protected-resource metadata: a JSON object whose resource is a
 // URL and whose authorization_servers lists at least one; scopes_supported, when present, is
 // a list of scope tokens.
@@ -117,7 +114,7 @@ func ParseServerMetadata(body []byte) (ServerMetadata, error) {
 }
 
 // decodeObject decodes one JSON object into v: anything else (another type, trailing data,
-// members of the wrong type) is errMalformed.
+// members of the wrong type) is an error saying which.
 func decodeObject(body []byte, v any) error {
 	body = []byte(strings.TrimSpace(string(body)))
 	if len(body) == 0 || body[0] != '{' {

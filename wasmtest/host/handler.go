@@ -317,13 +317,6 @@ type filterWriter struct {
 	abort       bool  // the stream must be reset (the handler panics with ErrAbortHandler)
 }
 
-// abortStream reports whether the filter reset the stream.
-func (fw *filterWriter) abortStream() bool {
-	fw.mu.Lock()
-	defer fw.mu.Unlock()
-	return fw.abort
-}
-
 func (fw *filterWriter) Header() http.Header {
 	if fw.hdr == nil {
 		fw.hdr = http.Header{}

@@ -100,7 +100,7 @@ func TestPostgresOutage_BrowserSignIn(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			var cut atomic.Bool
-			code, _, page, hist := browserSignIn(ctx, s, c, func(r *http.Request) {
+			_, _, page, hist := browserSignIn(ctx, s, c, func(r *http.Request) {
 				if !cut.Load() && stage.cut(r) {
 					cut.Store(true)
 					pg.Cut()
