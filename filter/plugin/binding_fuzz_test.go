@@ -134,10 +134,14 @@ func FuzzEndpointEvent(f *testing.F) {
 		if !ok {
 			return
 		}
-		_, data, _ := strings.Cut(string(ev), "data:")
-		data = strings.TrimPrefix(data, " ")
-		if i := strings.IndexAny(data, "\r\n"); i >= 0 {
-			data = data[:i]
+		// The data field is a line whose field name is exactly "data" (a line such as
+		// "0data:" is another field, which clients ignore).
+		var data string
+		for _, line := range strings.FieldsFunc(string(ev), func(r rune) bool { return r == '\r' || r == '\n' }) {
+			if v, ok := strings.CutPrefix(line, "data:"); ok {
+				data = strings.TrimPrefix(v, " ")
+				break
+			}
 		}
 		start, stop, n := sessionParam(data)
 		if n != 1 {
