@@ -2,7 +2,9 @@
 # The quick start behind `make run`: a real OpenID provider (oidc-provider) on 127.0.0.1:8409,
 # a second one on 127.0.0.1:8415 as the upstream OAuth server of the upstream_oauth2 route,
 # the demo MCP server on 127.0.0.1:8410, the demo MCP client app on 127.0.0.1:8411, the LLM API
-# stand-in it hands the user's token to on 127.0.0.1:8413, and the local gateway (filter.wasm in the wazero host + the token service in-process) listening on
+# stand-in it hands the user's token to on 127.0.0.1:8413, a remote MCP server with its own
+# authorization server (upstream-authed-mcp.mjs: MCP on 127.0.0.1:8417, authorization server on
+# 127.0.0.1:8416) for the upstream_discovery route, and the local gateway (filter.wasm in the wazero host + the token service in-process) listening on
 # the hosts of the configuration (examples/gateway.yaml, or CONFIG=…). Ctrl-C stops everything.
 #
 # It refuses to start a second time (a lock in build/out) or when an address it needs is
@@ -24,7 +26,7 @@ exec 9>"$out/quickstart.lock"
 flock -n 9 || die "another quick start is running (lock $out/quickstart.lock held); stop it first"
 
 # Every address the run needs must be free before anything starts.
-fixed=(127.0.0.1:8409 127.0.0.1:8410 127.0.0.1:8411 127.0.0.1:8413 127.0.0.1:8415 127.0.0.1:9901)
+fixed=(127.0.0.1:8409 127.0.0.1:8410 127.0.0.1:8411 127.0.0.1:8413 127.0.0.1:8415 127.0.0.1:8416 127.0.0.1:8417 127.0.0.1:9901)
 taken() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 
 for a in "${fixed[@]}"; do
@@ -65,6 +67,11 @@ pids+=($!)
 upstream_config='{"port":8415,"clients":[{"client_id":"gateway-upstream","client_secret":"demo-upstream-secret","token_endpoint_auth_method":"client_secret_basic","redirect_uris":["http://127.0.0.4:8412/.gateway/mcp/oauth2/callback"]}],"users":[{"sub":"alice-upstream","email":"alice@upstream.example","email_verified":true,"name":"Alice at Upstream","groups":[]}]}'
 node wasmtest/e2e/node/idp.mjs "$upstream_config" >"$logs/upstream-idp.log" 2>&1 &
 pids+=($!)
+# The remote MCP server of the upstream_discovery route, with its own authorization server
+# (open dynamic registration): the gateway discovers it and registers itself there.
+authed_config='{"mode":"dcr","asPort":8416,"mcpPort":8417,"users":[{"sub":"alice-vendor","email":"alice@vendor.example","name":"Alice at the vendor"}]}'
+node wasmtest/e2e/node/upstream-authed-mcp.mjs "$authed_config" >"$logs/authed-mcp.log" 2>&1 &
+pids+=($!)
 "$out/demomcp" -addr 127.0.0.1:8410 -upstream-userinfo http://127.0.0.1:8415/me >"$logs/demomcp.log" 2>&1 &
 pids+=($!)
 # The LLM API stand-in sends the user's token only to the gateway's MCP route origins, and
@@ -75,16 +82,17 @@ pids+=($!)
 pids+=($!)
 
 step "starting the OpenID providers and the local gateway"
-for log in idp upstream-idp; do
+for log in idp upstream-idp authed-mcp; do
 	for _ in $(seq 1 100); do
 		grep -q READY "$logs/$log.log" 2>/dev/null && break
 		sleep 0.2
 	done
-	grep -q READY "$logs/$log.log" || die "the OpenID provider did not start; see $logs/$log.log"
+	grep -q READY "$logs/$log.log" || die "the $log server did not start; see $logs/$log.log"
 done
 
 # The records print on the terminal and into the run's log.
-"$out/localgateway" -config "$config" -wasm "$out/filter.wasm" -admin 127.0.0.1:9901 > >(tee -a "$logs/localgateway.log") 2>&1 &
+# -insecure-loopback-upstream-discovery: the upstream_discovery route's server is on loopback http.
+"$out/localgateway" -config "$config" -wasm "$out/filter.wasm" -admin 127.0.0.1:9901 -insecure-loopback-upstream-discovery > >(tee -a "$logs/localgateway.log") 2>&1 &
 gw=$!
 pids+=("$gw")
 for _ in $(seq 1 150); do
@@ -100,6 +108,7 @@ ca="$PWD/$out/tls/ca.pem"
 	for u in "${urls[@]}"; do printf '  %s\n' "$u"; done
 	echo "  OpenID provider   http://127.0.0.1:8409   (signs in alice@example.com automatically)"
 	echo "  Upstream OAuth    http://127.0.0.1:8415   (second OpenID provider; signs in alice-upstream)"
+	echo "  Remote MCP server http://127.0.0.1:8417/mcp   (own authorization server http://127.0.0.1:8416; signs in alice-vendor)"
 	echo "  LLM API stand-in  http://127.0.0.1:8413   (the demo app hands it the user's token)"
 	echo "  Filter metrics    http://127.0.0.1:9901/metrics"
 	echo "Open the demo app (the mcp client route above) in a browser: who you are, Connect, call tools."

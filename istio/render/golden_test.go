@@ -61,7 +61,7 @@ func TestGolden_ExampleEnvoyBootstrap(t *testing.T) {
 }
 
 // TestEnvoy_QuickStartRenders: the quick start's configuration (make run) renders as a
-// bootstrap that decodes and validates, with its three listeners and the token service at
+// bootstrap that decodes and validates, with its listeners (one per host) and the token service at
 // the addresses make run starts it on. (Not a golden file: the quick start changes often.)
 func TestEnvoy_QuickStartRenders(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "..", "examples", "gateway.yaml"))
@@ -84,7 +84,7 @@ func TestEnvoy_QuickStartRenders(t *testing.T) {
 	for _, l := range bs.GetStaticResources().GetListeners() {
 		ports = append(ports, l.GetAddress().GetSocketAddress().GetPortValue())
 	}
-	if !slices.Equal(ports, []uint32{8400, 8401, 8402, 8412}) { // authenticate, MCP, app, upstream-OAuth MCP {
+	if !slices.Equal(ports, []uint32{8400, 8401, 8402, 8412, 8414}) { // authenticate, MCP, app, upstream-OAuth MCP, upstream-discovery MCP
 		t.Errorf("listener ports %v", ports)
 	}
 	endpoints := map[string]string{}

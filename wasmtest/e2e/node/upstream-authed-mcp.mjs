@@ -51,6 +51,8 @@
 //   loopbackHttpClientIds  mode "cimd": also accept http://127.0.0.1:PORT/… document URLs.
 //   adminToken      if set, /test/* on the authorization server requires
 //                   "Authorization: Bearer <adminToken>".
+//   asPort, mcpPort  the 127.0.0.1 ports of the two origins (default 0: free ports; the quick
+//                   start, build/run-quickstart.sh, fixes them).
 //
 // Test hooks on the authorization server (POST, query parameter sub): /test/revoke revokes the
 // account's grants (refresh gives invalid_grant, its access tokens get 401); /test/login-as
@@ -97,19 +99,26 @@ const users = new Map((cfg.users ?? [{ sub: 'alice' }]).map((u) => {
 }));
 if (users.size === 0) fail('users must not be empty');
 let loginAs = users.keys().next().value;
+function port(key) {
+  const p = cfg[key] ?? 0;
+  if (!Number.isInteger(p) || p < 0 || p > 65535) fail(`${key}: want a port number, got ${JSON.stringify(p)}`);
+  return p;
+}
+const asPort = port('asPort');
+const mcpPort = port('mcpPort');
 
-async function listen(server) {
+async function listen(server, p) {
   await new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
+    server.listen(p, '127.0.0.1', resolve);
   });
   return `http://127.0.0.1:${server.address().port}`;
 }
 
 const asServer = http.createServer();
 const mcpServer = http.createServer();
-const issuer = await listen(asServer);
-const mcpOrigin = await listen(mcpServer);
+const issuer = await listen(asServer, asPort);
+const mcpOrigin = await listen(mcpServer, mcpPort);
 const resource = `${mcpOrigin}/mcp`;
 
 // ---------- the authorization server ----------
