@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpmesh/gateway/shared/config"
 	"github.com/mcpmesh/gateway/wasmtest/devca"
@@ -73,24 +75,38 @@ func checkCertificate(cfg *config.Config) error {
 // the quick start's banner and port checks.
 func printConfig(cfg *config.Config, urls, addrs bool) {
 	if urls {
-		fmt.Printf("%-14s %-28s %s\n", "authenticate", "(sign-in host)", cfg.AuthenticateServiceURL)
-		for _, r := range cfg.Routes {
-			kind := "route"
-			if r.MCP != nil && r.MCP.Server != nil {
-				kind = "mcp server"
-			} else if r.MCP != nil && r.MCP.Client != nil {
-				kind = "mcp client"
-			}
-			name := r.Name
-			if name == "" {
-				name = "-"
-			}
-			fmt.Printf("%-14s %-28s %s\n", kind, name, r.From)
-		}
+		writeURLs(os.Stdout, cfg)
 	}
 	if addrs {
 		for _, a := range gateway.AddressesOf(cfg) {
 			fmt.Println(a)
 		}
+	}
+}
+
+// writeURLs writes the configuration's public URLs, one per line: kind, name and URL in
+// columns as wide as the longest name (the URL is always the last field).
+func writeURLs(w io.Writer, cfg *config.Config) {
+	type row struct{ kind, name, url string }
+	rows := []row{{"authenticate", "(sign-in host)", cfg.AuthenticateServiceURL}}
+	for _, r := range cfg.Routes {
+		kind := "route"
+		if r.MCP != nil && r.MCP.Server != nil {
+			kind = "mcp server"
+		} else if r.MCP != nil && r.MCP.Client != nil {
+			kind = "mcp client"
+		}
+		name := r.Name
+		if name == "" {
+			name = "-"
+		}
+		rows = append(rows, row{kind, name, r.From})
+	}
+	width := 28
+	for _, r := range rows {
+		width = max(width, utf8.RuneCountInString(r.name))
+	}
+	for _, r := range rows {
+		fmt.Fprintf(w, "%-14s %-*s %s\n", r.kind, width, r.name, r.url)
 	}
 }
