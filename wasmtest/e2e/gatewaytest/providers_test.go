@@ -332,11 +332,6 @@ func TestProviders_DownProviderAnswers503UntilBack(t *testing.T) {
 	gh.SetDown(true)
 	authL, mcpL := listen(t, "127.0.0.1"), listen(t, "127.0.0.1")
 	authURL, mcpOrigin := "http://"+authL.Addr().String(), "http://"+mcpL.Addr().String()
-	key := func() string {
-		b := make([]byte, 32)
-		rand.Read(b)
-		return base64.StdEncoding.EncodeToString(b)
-	}
 	cfg, err := config.Parse([]byte(fmt.Sprintf(`
 runtime_flags: {mcp: true}
 authenticate_service_url: %s
@@ -352,7 +347,7 @@ routes:
     to: %s
     policy: {allow: {and: [{groups: {has: acme/engineering}}]}}
     mcp: {server: {}}
-`, authURL, key(), key(), gh.URL, secretValue, mcpOrigin, everything)), nil)
+`, authURL, randomKey(), randomKey(), gh.URL, secretValue, mcpOrigin, everything)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,11 +393,6 @@ func TestProviders_OIDCProviderDownAnswers503UntilBack(t *testing.T) {
 	idpProc.SetDown(t, true)
 	authL, mcpL := listen(t, "127.0.0.1"), listen(t, "127.0.0.1")
 	authURL, mcpOrigin := "http://"+authL.Addr().String(), "http://"+mcpL.Addr().String()
-	key := func() string {
-		b := make([]byte, 32)
-		rand.Read(b)
-		return base64.StdEncoding.EncodeToString(b)
-	}
 	cfg, err := config.Parse([]byte(fmt.Sprintf(`
 runtime_flags: {mcp: true}
 authenticate_service_url: %s
@@ -418,7 +408,7 @@ routes:
     to: %s
     policy: {allow: {and: [{authenticated_user: true}]}}
     mcp: {server: {}}
-`, authURL, key(), key(), idpProc.Issuer, idpProc.ClientID, idpProc.ClientSecret, mcpOrigin, everything)), nil)
+`, authURL, randomKey(), randomKey(), idpProc.Issuer, idpProc.ClientID, idpProc.ClientSecret, mcpOrigin, everything)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

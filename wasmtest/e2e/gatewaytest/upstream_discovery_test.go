@@ -2,8 +2,6 @@ package gatewaytest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -51,11 +49,6 @@ func startDiscoveryStack(t *testing.T, mode string) *discStack {
 	authL, mcpL := listen(t, "127.0.0.1"), listen(t, "127.0.0.1")
 	authURL := "http://" + authL.Addr().String()
 	s.RouteURL = "http://" + mcpL.Addr().String() + "/vendor"
-	key := func() string {
-		b := make([]byte, 32)
-		rand.Read(b)
-		return base64.StdEncoding.EncodeToString(b)
-	}
 	yaml := fmt.Sprintf(`
 runtime_flags: {mcp: true}
 authenticate_service_url: %s
@@ -75,7 +68,7 @@ routes:
     to: %s
     policy: {allow: {and: [{authenticated_user: true}]}}
     mcp: {server: {upstream_discovery: {}}}
-`, authURL, key(), key(), s.IDP.Issuer, s.IDP.ClientID, s.IDP.ClientSecret, filepath.Join(t.TempDir(), "gateway.db"),
+`, authURL, randomKey(), randomKey(), s.IDP.Issuer, s.IDP.ClientID, s.IDP.ClientSecret, filepath.Join(t.TempDir(), "gateway.db"),
 		s.RouteURL, s.Up.MCP)
 	cfg, err := config.Parse([]byte(yaml), nil)
 	if err != nil {

@@ -119,11 +119,6 @@ func startUpstreamStackAt(t *testing.T, authStyle, method, provider string) *upS
 		provider = s.Up.Issuer
 	}
 	s.AppURL = "http://" + appL.Addr().String()
-	key := func() string {
-		b := make([]byte, 32)
-		rand.Read(b)
-		return base64.StdEncoding.EncodeToString(b)
-	}
 	yaml := fmt.Sprintf(`
 runtime_flags: {mcp: true}
 authenticate_service_url: %s
@@ -153,7 +148,7 @@ routes:
     to: %s
     policy: {allow: {and: [{authenticated_user: true}]}}
     mcp: {client: {}}
-`, s.AuthURL, key(), key(), s.IDP.Issuer, s.IDP.ClientID, s.IDP.ClientSecret, filepath.Join(t.TempDir(), "gateway.db"),
+`, s.AuthURL, randomKey(), randomKey(), s.IDP.Issuer, s.IDP.ClientID, s.IDP.ClientSecret, filepath.Join(t.TempDir(), "gateway.db"),
 		s.RouteURL, mcpSrv.URL, s.UpClient.ClientID, s.UpClient.ClientSecret, provider, provider, authStyle,
 		s.AppURL, app.URL)
 	cfg, err := config.Parse([]byte(yaml), nil)
@@ -316,4 +311,12 @@ func (s *upStack) browser() *harness.Browser {
 // client returns an HTTP client whose responses are recorded.
 func (s *upStack) client(next http.RoundTripper) *http.Client {
 	return &http.Client{Transport: recording{s: s, next: next}}
+}
+
+// randomKey is a fresh base64 32-byte secret for a test configuration's shared_secret or
+// cookie_secret.
+func randomKey() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.StdEncoding.EncodeToString(b)
 }
