@@ -21,4 +21,10 @@
 // to the Go scheduler lets the runtime start its poller, and from then on every collection
 // calls poll_oneoff, which Envoy before proxy-wasm-cpp-host #533 answers with a fatal ENOSYS
 // (docs/filter.md, "Which Envoy releases can run the module").
+//
+// The one yield is deliberate and guarded: at proxy_on_vm_start the VM asks the host once
+// whether poll_oneoff works (a zero-timeout clock poll), and only then does proxy_on_delete
+// yield to the scheduler once every yieldEvery streams, so that the garbage collector's
+// background worker and its CPU limiter's bookkeeping run; without that a collection can stall
+// for good and the heap grow without bound (docs/filter.md, "Memory").
 package abi

@@ -45,7 +45,12 @@ func proxyOnMemoryAllocate(size uint32) (p *byte) {
 func proxyOnContextCreate(contextID, parentID uint32) { theVM.contextCreate(contextID, parentID) }
 
 //go:wasmexport proxy_on_vm_start
-func proxyOnVMStart(rootID uint32, vmConfigSize int32) bool { return theVM.vmStart(rootID) }
+func proxyOnVMStart(rootID uint32, vmConfigSize int32) bool {
+	if !theVM.yieldProbed {
+		theVM.yieldProbed, theVM.yield = true, schedulerYield()
+	}
+	return theVM.vmStart(rootID)
+}
 
 //go:wasmexport proxy_on_configure
 func proxyOnConfigure(rootID uint32, configSize int32) bool {

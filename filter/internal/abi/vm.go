@@ -68,7 +68,24 @@ type vm struct {
 	last *streamContext
 	// http_call ids are issued per root context, so the key holds both.
 	calls map[callKey]pendingCall
+
+	// yield, when set, hands the thread to the Go scheduler; it is called once every
+	// yieldEvery deleted streams (see yieldEvery). It is set at proxy_on_vm_start only when
+	// the host's poll_oneoff works; yieldProbed records that the host has been asked.
+	yield       func()
+	yieldProbed bool
+	deleted     uint64 // stream contexts deleted so far
 }
+
+// yieldEvery is how many stream contexts the VM deletes between two yields to the Go
+// scheduler. In a wasm reactor the runtime's other goroutines — the garbage collector's
+// background mark worker, and the scheduler pass that updates the GC CPU limiter — run only
+// while an export yields. Without yields a collection advances through allocation assists
+// alone, and once the limiter has turned assists off (a busy host stretching the measured
+// assist times, or GOMEMLIMIT) nothing turns them on again: the cycle never ends and the heap
+// grows without bound (BENCHMARKS.md, "Memory per VM"). A yield every 64 streams bounds that
+// to the garbage of 64 streams, at a cost of one scheduler pass per 64 streams.
+const yieldEvery = 64
 
 func newVM(h proxyHost, now func() time.Time, newRoot NewRootFunc) *vm {
 	return &vm{
@@ -467,6 +484,10 @@ func (v *vm) log(id uint32) { v.endStream(id, "proxy_on_log", false) }
 
 // delete handles proxy_on_delete and forgets the context.
 func (v *vm) delete(id uint32) {
+	if _, ok := v.streams[id]; ok {
+		v.deleted++
+		defer v.maybeYield()
+	}
 	v.endStream(id, "proxy_on_delete", true)
 	if _, ok := v.roots[id]; ok {
 		delete(v.roots, id)
@@ -475,6 +496,14 @@ func (v *vm) delete(id uint32) {
 				delete(v.calls, k)
 			}
 		}
+	}
+}
+
+// maybeYield calls v.yield once every yieldEvery deleted streams, after the stream has been
+// forgotten, so that nothing of it is reachable during the collection work the yield runs.
+func (v *vm) maybeYield() {
+	if v.yield != nil && v.deleted%yieldEvery == 0 {
+		v.yield()
 	}
 }
 

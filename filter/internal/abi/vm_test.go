@@ -392,3 +392,44 @@ func TestVM_ReusedStreamIDReachesTheNewStream(t *testing.T) {
 		t.Fatalf("callbacks per stream = %v, want [2 1 1]", got)
 	}
 }
+
+func TestVM_YieldsToTheSchedulerOnceEveryYieldEveryStreams(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name      string
+		canYield  bool
+		streams   int
+		wantYield int
+	}{
+		{"host with a working poll_oneoff", true, 2*yieldEvery + 1, 2},
+		{"fewer streams than yieldEvery", true, yieldEvery - 1, 0},
+		{"host whose poll_oneoff fails", false, 3 * yieldEvery, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			v, _ := newTestVM(t, &testRoot{})
+			yields, live := 0, 0
+			if tt.canYield {
+				v.yield = func() {
+					yields++
+					live = len(v.streams)
+				}
+			}
+			for i := range tt.streams {
+				id := uint32(10 + i)
+				v.contextCreate(id, 1)
+				v.requestHeaders(id, 1, true)
+				v.done(id)
+				v.delete(id)
+				v.delete(id) // a second delete of the same context is not another stream
+			}
+			v.delete(1) // the root context does not count
+			if yields != tt.wantYield {
+				t.Fatalf("%d yields after %d streams, want %d", yields, tt.streams, tt.wantYield)
+			}
+			if live != 0 {
+				t.Fatalf("%d stream contexts still known during a yield, want the deleted one forgotten first", live)
+			}
+		})
+	}
+}
