@@ -25,7 +25,7 @@ if [[ "$bin" == *.wasm ]]; then
 	run=("$GATEWAY_WASM_CACHE/wasirun" "$bin")
 fi
 count() {
-	GOMAXPROCS=1 GOGC=off BENCH_GOGC=off GODEBUG=asyncpreemptoff=1 \
+	GOMAXPROCS=1 GOGC=off BENCH_GOGC=off GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off \
 		valgrind --tool=callgrind --callgrind-out-file=/dev/null "${run[@]}" \
 		-test.run '^$' -test.bench "$pat" -test.benchtime "${1}x" 2>&1 >/dev/null |
 		sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
