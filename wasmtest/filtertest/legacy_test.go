@@ -143,7 +143,8 @@ func loadCase(i int) (plugintest.Case, func(plugintest.Result) string) {
 // shrinks (the memory the runtime's background scavenger would return, arming the timer that
 // starts the poller); then streams of every kind round robin. Every answer must be right, the
 // VM must never fail, and the Go scheduler must not have called poll_oneoff or sched_yield
-// once.
+// once: the only poll_oneoff is the filter's own start probe in proxy_on_vm_start
+// (host.StartProbe), answered ENOSYS, after which the VM never yields.
 func TestLegacyEnvoy_MixedLoadNeverCallsTheScheduler(t *testing.T) {
 	const burst, mixed = 1000, 400 * loadKinds
 	var skew atomic.Int64 // added to the proxy's clock

@@ -56,7 +56,8 @@ func Wasm(m *host.Module) plugintest.Runner { return wasmOn(m, host.CompatCurren
 
 // WasmLegacyEnvoy is Wasm on the proxy-wasm host of Envoy before cpp-host #533
 // (host.CompatLegacy), whose poll_oneoff answers ENOSYS: besides the case's own checks, the
-// Go scheduler must not have called poll_oneoff or sched_yield (docs/filter.md, "Which Envoy
+// Go scheduler must not have called poll_oneoff or sched_yield (the filter's own start probe,
+// host.StartProbe, aside) (docs/filter.md, "Which Envoy
 // releases can run the module").
 func WasmLegacyEnvoy(m *host.Module) plugintest.Runner { return wasmOn(m, host.CompatLegacy) }
 
