@@ -1,9 +1,11 @@
 package plugin
 
 import (
-	"crypto/sha256"
+	"encoding/binary"
+	"math/rand/v2"
 	"time"
 
+	"github.com/mcpmesh/gateway/filter/internal/siphash"
 	"github.com/mcpmesh/gateway/shared/policy"
 )
 
@@ -21,22 +23,22 @@ type bundle struct {
 	size int
 }
 
-// cacheKey is SHA-256(credential kind, credential) with the route ID: the credential itself
-// is never kept in memory longer than the request.
+// cacheKey is a keyed PRF of (credential kind, credential) — SipHash-2-4-128 under the
+// cache's random key — with the route ID: the credential itself is never kept in memory longer
+// than the request, and without the key no two credentials can be made to share an entry
+// (filter/internal/siphash). SHA-256 did the same at about 25,000 instructions a block in the
+// wasm filter (BENCHMARKS.md).
 type cacheKey struct {
-	credential [sha256.Size]byte
+	credential [16]byte
 	routeID    string
 }
 
-func makeCacheKey(kind byte, credential, routeID string) cacheKey {
-	// The route ID stays out of the hash so that the input fits one SHA-256 block (55 bytes)
-	// for the gateway's own tokens (43 characters): a block costs about 25,000 instructions
-	// in the wasm filter. One Sum256 over a stack buffer: the streaming hash.Hash (an
-	// allocation, four interface calls) would cost more than the hashing itself.
+// key returns the cache key of a credential of the given kind on a route.
+func (c *bundleCache) key(kind byte, credential, routeID string) cacheKey {
 	var buf [128]byte
 	b := append(buf[:0], kind)
 	b = append(b, credential...)
-	return cacheKey{credential: sha256.Sum256(b), routeID: routeID}
+	return cacheKey{credential: siphash.Sum128(c.hashKey, b), routeID: routeID}
 }
 
 // bundleCache is the per-VM cache of decision bundles and refusals. It is bounded by entries
@@ -45,6 +47,10 @@ func makeCacheKey(kind byte, credential, routeID string) cacheKey {
 // force a particular one out) until the new entry fits. An evicted bundle costs one more
 // check call, never a wrong decision.
 type bundleCache struct {
+	// hashKey is drawn when the cache is made (math/rand/v2: the runtime's ChaCha8, seeded
+	// by the host's random_get) and never leaves it; the keys' safety does not rest on its
+	// secrecy (filter/internal/siphash).
+	hashKey       siphash.Key
 	max, maxBytes int
 	bytes         int
 	entries       map[cacheKey]*bundle
@@ -58,7 +64,10 @@ type bundleCache struct {
 const sweepInterval = 10 * time.Second
 
 func newBundleCache(max int) *bundleCache {
-	return &bundleCache{max: max, maxBytes: maxCacheBytes, entries: make(map[cacheKey]*bundle, 64)}
+	var k [16]byte
+	binary.LittleEndian.PutUint64(k[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(k[8:], rand.Uint64())
+	return &bundleCache{hashKey: siphash.NewKey(k), max: max, maxBytes: maxCacheBytes, entries: make(map[cacheKey]*bundle, 64)}
 }
 
 func (c *bundleCache) remove(k cacheKey, b *bundle) {

@@ -8,7 +8,32 @@ import (
 )
 
 func keyN(i int) cacheKey {
-	return makeCacheKey('b', "token-"+strconv.Itoa(i), "https://mcp.example.com")
+	return keyCache.key('b', "token-"+strconv.Itoa(i), "https://mcp.example.com")
+}
+
+// keyCache makes the keys of the bound tests; any cache's keys fit any cache's map.
+var keyCache = newBundleCache(0)
+
+// The cache key separates what must not share an entry — credentials, their kinds, routes —
+// is stable within one cache, and differs between caches (each draws its own PRF key).
+func TestCacheKey_SeparatesCredentialsKindsAndRoutes(t *testing.T) {
+	t.Parallel()
+	c := newBundleCache(10)
+	base := c.key('b', "bmcp_token", "route-a")
+	if c.key('b', "bmcp_token", "route-a") != base {
+		t.Fatal("the same credential on the same route gave two keys")
+	}
+	for name, k := range map[string]cacheKey{
+		"another credential":  c.key('b', "bmcp_tokem", "route-a"),
+		"a longer credential": c.key('b', "bmcp_token\x00", "route-a"),
+		"another kind":        c.key('c', "bmcp_token", "route-a"),
+		"another route":       c.key('b', "bmcp_token", "route-b"),
+		"another cache":       newBundleCache(10).key('b', "bmcp_token", "route-a"),
+	} {
+		if k == base {
+			t.Errorf("%s: same cache key", name)
+		}
+	}
 }
 
 // The cache holds at most max entries and maxBytes (approximately); making room sweeps the

@@ -381,7 +381,7 @@ func (s *stream) OnDone() {
 // authorize obtains the decision bundle, from the cache or by a callout, and goes on with it.
 func (s *stream) authorize() Action {
 	now := s.h.Now()
-	key := makeCacheKey(s.credKind, s.credential, s.route.ID)
+	key := s.f.cache.key(s.credKind, s.credential, s.route.ID)
 	if b := s.f.cache.get(key, now); b != nil {
 		s.f.metrics.inc(metricCacheHit)
 		if b.refused {

@@ -46,9 +46,7 @@ func proxyOnContextCreate(contextID, parentID uint32) { theVM.contextCreate(cont
 
 //go:wasmexport proxy_on_vm_start
 func proxyOnVMStart(rootID uint32, vmConfigSize int32) bool {
-	if !theVM.yieldProbed {
-		theVM.yieldProbed, theVM.yield = true, schedulerYield()
-	}
+	theVM.probeYield(schedulerYield)
 	return theVM.vmStart(rootID)
 }
 

@@ -499,6 +499,14 @@ func (v *vm) delete(id uint32) {
 	}
 }
 
+// probeYield sets v.yield from probe (which asks the host, once per VM, whether the VM may
+// yield; nil means it may not): the first proxy_on_vm_start asks, later ones do not.
+func (v *vm) probeYield(probe func() func()) {
+	if !v.yieldProbed {
+		v.yieldProbed, v.yield = true, probe()
+	}
+}
+
 // maybeYield calls v.yield once every yieldEvery deleted streams, after the stream has been
 // forgotten, so that nothing of it is reachable during the collection work the yield runs.
 func (v *vm) maybeYield() {

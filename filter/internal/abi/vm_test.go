@@ -433,3 +433,27 @@ func TestVM_YieldsToTheSchedulerOnceEveryYieldEveryStreams(t *testing.T) {
 		})
 	}
 }
+
+func TestVM_ProbeYieldAsksTheHostOnce(t *testing.T) {
+	t.Parallel()
+	v, _ := newTestVM(t, &testRoot{})
+	asked, yields := 0, 0
+	probe := func() func() {
+		asked++
+		return func() { yields++ }
+	}
+	v.probeYield(probe)
+	v.probeYield(probe)
+	if asked != 1 {
+		t.Fatalf("the host was asked %d times, want once", asked)
+	}
+	v.yield()
+	if yields != 1 {
+		t.Fatalf("v.yield is not the probe's answer")
+	}
+	refused, _ := newTestVM(t, &testRoot{})
+	refused.probeYield(func() func() { return nil })
+	if refused.yield != nil {
+		t.Fatal("a host that refused still gets yields")
+	}
+}
