@@ -6,9 +6,9 @@ import (
 
 	"github.com/mcpmesh/gateway/shared/ascii"
 	"github.com/mcpmesh/gateway/shared/checkapi"
+	"github.com/mcpmesh/gateway/shared/jsontext"
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/shared/pluginconf"
-	"github.com/tidwall/gjson"
 )
 
 // reply answers the stream locally, once.
@@ -28,12 +28,12 @@ func (s *stream) reply(status int, headers []Header, body []byte) {
 func (s *stream) replyError(status int, code, description string) {
 	body := make([]byte, 0, 96+len(description))
 	body = append(body, `{"error":`...)
-	body = gjson.AppendJSONString(body, code)
+	body = jsontext.AppendString(body, code)
 	body = append(body, `,"error_description":`...)
-	body = gjson.AppendJSONString(body, description)
+	body = jsontext.AppendString(body, description)
 	if id := s.requestID(); id != "" {
 		body = append(body, `,"request_id":`...)
-		body = gjson.AppendJSONString(body, id)
+		body = jsontext.AppendString(body, id)
 	}
 	body = append(body, '}')
 	s.reply(status, []Header{{"content-type", "application/json"}}, body)
@@ -58,9 +58,9 @@ func (s *stream) replyUnauthorized(errCode, description string) {
 	}
 	body := make([]byte, 0, 128)
 	body = append(body, `{"error":`...)
-	body = gjson.AppendJSONString(body, errCode)
+	body = jsontext.AppendString(body, errCode)
 	body = append(body, `,"error_description":`...)
-	body = gjson.AppendJSONString(body, description)
+	body = jsontext.AppendString(body, description)
 	body = append(body, '}')
 	s.reply(401, []Header{{"www-authenticate", v}, {"content-type", "application/json"}}, body)
 }
