@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"net/url"
 	"strings"
 
 	"github.com/mcpmesh/gateway/shared/ascii"
@@ -79,7 +78,7 @@ func (s *stream) replySignIn() {
 	accept, _ := s.header("accept")
 	if (method == "GET" || method == "HEAD") && strings.Contains(accept, "text/html") {
 		path, _ := s.header(":path")
-		loc := s.route.origin + paths.SignIn + "?return_to=" + url.QueryEscape(path)
+		loc := s.route.origin + paths.SignIn + "?return_to=" + queryEscape(path)
 		s.reply(302, []Header{{"location", loc}}, nil)
 		return
 	}

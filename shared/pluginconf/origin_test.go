@@ -1,6 +1,7 @@
 package pluginconf
 
 import (
+	"net/netip"
 	"net/url"
 	"testing"
 )
@@ -55,6 +56,46 @@ func FuzzOriginHost_MatchesURLParse(f *testing.F) {
 		u, err := url.Parse(raw)
 		if err != nil || u.Scheme != scheme || u.Host != host {
 			t.Fatalf("url.Parse(%q) = %#v, %v; originHost %q, %q", raw, u, err, scheme, host)
+		}
+	})
+}
+
+func TestValidIPv6(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		s  string
+		ok bool
+	}{
+		{"::", true}, {"::1", true}, {"1::", true}, {"fe80::1:2", true}, {"1:2:3:4:5:6:7:8", true},
+		{"::ffff:1.2.3.4", true}, {"1:2:3:4:5:6:1.2.3.4", true}, {"ABCD::ef", true},
+		{"1:2:3:4:5:6:7:8:9", false}, {"1:2:3:4:5:6:7::8", false}, {"1::2::3", false}, {":1", false},
+		{"1:", false}, {":::", false}, {"12345::", false}, {"::1.2.3", false}, {"::01.2.3.4", false},
+		{"::256.1.1.1", false}, {"1:2:3:4:5:6:7:1.2.3.4", false}, {"1.2.3.4", false}, {"::1%eth0", false}, {"", false},
+	} {
+		if got := validIPv6(tt.s); got != tt.ok {
+			t.Errorf("validIPv6(%q) = %v, want %v", tt.s, got, tt.ok)
+		}
+		if got := netipV6(tt.s); got != tt.ok {
+			t.Errorf("netip reads %q as IPv6: %v, want %v", tt.s, got, tt.ok)
+		}
+	}
+}
+
+// netipV6 is what validIPv6 stands for.
+func netipV6(s string) bool {
+	a, err := netip.ParseAddr(s)
+	return err == nil && !a.Is4() && a.Zone() == ""
+}
+
+// FuzzValidIPv6_MatchesNetip checks validIPv6 against netip.ParseAddr. Seeds: f.Add and
+// testdata/fuzz/FuzzValidIPv6_MatchesNetip.
+func FuzzValidIPv6_MatchesNetip(f *testing.F) {
+	for _, s := range []string{"::", "fe80::1", "::ffff:1.2.3.4", "1:2:3:4:5:6:7:8", "1::2::3", "::1.2.3.04", "1:2:3:4:5:6::1.2.3.4"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := validIPv6(s), netipV6(s); got != want {
+			t.Fatalf("validIPv6(%q) = %v, netip %v", s, got, want)
 		}
 	})
 }
