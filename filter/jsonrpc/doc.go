@@ -6,12 +6,12 @@
 // with. It allocates little and never panics on input.
 //
 // It reads a body in two passes, written for the wasm filter, where every pass over the bytes
-// counts: a validator that checks the whole body (exactly what gjson.ValidBytes accepts, plus
-// the depth limit) and skips string content eight bytes at a time, then a reader of the
-// validated text that takes what policy needs and skips the rest (tool arguments included)
-// without looking inside. Escaped strings are decoded by github.com/tidwall/gjson. Fuzz
-// targets compare the validator with gjson and the whole reading with the gjson-based
-// reader it replaced.
+// counts: shared/jsontext's validator checks the whole body (exactly what gjson.ValidBytes
+// accepts, plus the depth limit) and skips string content eight bytes at a time, then a reader
+// of the validated text takes what policy needs and skips the rest (tool arguments included)
+// without looking inside. Escaped strings are decoded by jsontext.Unquote, as gjson decoded
+// them. Fuzz targets compare the validator with gjson (in shared/jsontext) and the whole
+// reading with the gjson-based reader it replaced; gjson is only a test dependency.
 //
 // The parser is strict where leniency could hide a tool call from policy. Whatever the
 // upstream MCP server reads must be what policy saw, so a body is refused when its reading

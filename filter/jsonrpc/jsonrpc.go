@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpmesh/gateway/shared/jsontext"
 )
 
 // MethodToolsCall is the method of a tool invocation.
@@ -13,7 +15,7 @@ const MethodToolsCall = "tools/call"
 
 // MaxDepth is the deepest nesting of objects and arrays accepted in a body. It is the limit
 // of the MCP Go SDK; deeper bodies are refused before they are parsed.
-const MaxDepth = 1000
+const MaxDepth = jsontext.MaxDepth
 
 // Kind is the kind of a JSON-RPC message.
 type Kind uint8
@@ -133,10 +135,10 @@ func Parse(body []byte) (Batch, error) {
 	if first < 0 {
 		return Batch{}, parseError("empty body")
 	}
-	switch validate(body, MaxDepth) {
-	case tooDeep:
+	switch jsontext.Validate(body, MaxDepth) {
+	case jsontext.TooDeep:
 		return Batch{}, parseError("nesting deeper than " + strconv.Itoa(MaxDepth))
-	case invalidJSON:
+	case jsontext.Invalid:
 		return Batch{}, parseError("invalid JSON")
 	}
 	// The body is valid JSON from here on; its text is copied once and every string of
@@ -259,6 +261,8 @@ func isArray(v string) bool  { return v != "" && v[0] == '[' }
 func isString(v string) bool { return v != "" && v[0] == '"' }
 func isNull(v string) bool   { return v == "null" }
 func isNumber(v string) bool { return v != "" && (v[0] == '-' || isDigit(v[0])) }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // cleanText reports whether s is valid UTF-8 without U+FFFD, the character decoders
 // substitute for broken text, and without control characters.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpmesh/gateway/shared/jsontext"
 	"github.com/tidwall/gjson"
 )
 
@@ -372,8 +373,8 @@ func BenchmarkParse(b *testing.B) {
 func TestAppendString_AsGJSON(t *testing.T) {
 	t.Parallel()
 	for _, s := range []string{"", "plain text 123", "req-7f3a", `q"uote`, `back\\slash`, "<b>&amp;</b>", "tab\tnew\nline\x00\x1f", "\x7f", "é漢字😀", "bad \xff utf8", "sep\u2028\u2029", "~"} {
-		if got, want := string(appendString([]byte("x"), s)), string(gjson.AppendJSONString([]byte("x"), s)); got != want {
-			t.Errorf("appendString(%q) = %s, want %s", s, got, want)
+		if got, want := string(jsontext.AppendString([]byte("x"), s)), string(gjson.AppendJSONString([]byte("x"), s)); got != want {
+			t.Errorf("AppendString(%q) = %s, want %s", s, got, want)
 		}
 	}
 }

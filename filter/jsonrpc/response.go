@@ -3,7 +3,7 @@ package jsonrpc
 import (
 	"strconv"
 
-	"github.com/tidwall/gjson"
+	"github.com/mcpmesh/gateway/shared/jsontext"
 )
 
 // JSON-RPC error codes used by the gateway.
@@ -41,27 +41,13 @@ func AppendErrorResponse(dst []byte, id string, code int, message, requestID str
 	dst = append(dst, `,"error":{"code":`...)
 	dst = strconv.AppendInt(dst, int64(code), 10)
 	dst = append(dst, `,"message":`...)
-	dst = appendString(dst, message)
+	dst = jsontext.AppendString(dst, message)
 	if requestID != "" {
 		dst = append(dst, `,"data":{"request-id":`...)
-		dst = appendString(dst, requestID)
+		dst = jsontext.AppendString(dst, requestID)
 		dst = append(dst, '}')
 	}
 	return append(dst, "}}"...)
-}
-
-// appendString appends s as a JSON string, exactly as gjson.AppendJSONString does. Messages
-// and request IDs are nearly always printable ASCII with nothing to escape; those are copied
-// at once rather than byte by byte, which is much cheaper in the wasm filter.
-func appendString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return gjson.AppendJSONString(dst, s)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
 }
 
 // ParseErrorBody returns the response to a body that is not JSON (code -32700, id null).
@@ -86,7 +72,7 @@ func DeniedBody(id, message, requestID string) []byte {
 
 // validID reports whether id is the raw JSON text of a string, a number or null.
 func validID(id string) bool {
-	if id == "" || !gjson.Valid(id) {
+	if id == "" || !jsontext.ValidString(id) {
 		return false
 	}
 	switch c := id[0]; {

@@ -3,7 +3,7 @@ package jsonrpc
 import (
 	"strings"
 
-	"github.com/tidwall/gjson"
+	"github.com/mcpmesh/gateway/shared/jsontext"
 )
 
 // Readers of JSON text that validate has accepted. They find the members of an object as
@@ -121,17 +121,6 @@ func skipSpaceString(s string, i int) int {
 }
 
 // decodeString returns the value of a raw JSON string (with its quotes). Strings without
-// escapes, nearly all of them, are their own content; the others are decoded by gjson, the
-// way every conforming decoder does.
-func decodeString(raw string) string {
-	if len(raw) < 2 {
-		return ""
-	}
-	content := raw[1 : len(raw)-1]
-	for i := 0; i < len(content); i++ {
-		if content[i] == '\\' {
-			return gjson.Parse(raw).Str
-		}
-	}
-	return content
-}
+// escapes, nearly all of them, are their own content; the others are decoded by
+// jsontext.Unquote, the way every conforming decoder does.
+func decodeString(raw string) string { return jsontext.Unquote(raw) }

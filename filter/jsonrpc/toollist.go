@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpmesh/gateway/shared/jsontext"
 )
 
 // Tool lists filtered by policy (docs/tool-lists.md). The filter rewrites the responses an
@@ -161,10 +163,10 @@ func RewriteToolLists(body []byte, f *ToolListFilter) (out []byte, res ToolListR
 	if len(body) > MaxToolListBytes {
 		return nil, res, toolListError("longer than " + strconv.Itoa(MaxToolListBytes) + " bytes")
 	}
-	switch validate(body, MaxDepth) {
-	case tooDeep:
+	switch jsontext.Validate(body, MaxDepth) {
+	case jsontext.TooDeep:
 		return nil, res, toolListError("nested deeper than " + strconv.Itoa(MaxDepth))
-	case invalidJSON:
+	case jsontext.Invalid:
 		if f.AnyID && len(f.IDs) == 0 {
 			return body, res, nil
 		}

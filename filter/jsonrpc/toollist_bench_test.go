@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpmesh/gateway/shared/jsontext"
 )
 
 // BenchmarkRewriteToolLists filters a tools/list result of 50 tools with schemas (one refused).
@@ -24,6 +26,18 @@ func BenchmarkRewriteToolLists(b *testing.B) {
 	for b.Loop() {
 		if _, res, err := RewriteToolLists(body, f); err != nil || res.Removed != 1 {
 			b.Fatal(err, res)
+		}
+	}
+}
+
+// BenchmarkValidate validates a tools/call body of 1 KiB (the validator is
+// shared/jsontext's; the body is this package's).
+func BenchmarkValidate(b *testing.B) {
+	body := toolsCallBody(1024)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if jsontext.Validate(body, MaxDepth) != jsontext.Valid {
+			b.Fatal("invalid")
 		}
 	}
 }

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/mcpmesh/gateway/shared/checkapi"
+	"github.com/mcpmesh/gateway/shared/jsontext"
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/shared/policy"
-	"github.com/tidwall/gjson"
 )
 
 // maxCheckResponse bounds the check API answer the filter reads.
@@ -55,11 +55,11 @@ func (s *stream) onCheckResponse(key cacheKey, resp CallResponse) {
 			break
 		}
 	}
-	if resp.Failed || status < 0 || len(resp.Body) > maxCheckResponse || !gjson.ValidBytes(resp.Body) {
+	if resp.Failed || status < 0 || len(resp.Body) > maxCheckResponse || jsontext.Validate(resp.Body, jsontext.MaxDepth) != jsontext.Valid {
 		s.unavailable("no usable answer from the token service")
 		return
 	}
-	res := gjson.ParseBytes(resp.Body)
+	res := jsontext.Parse(string(resp.Body)) // a copy: the bundle outlives the host's buffer
 	st := res.Get(checkapi.FieldStatus).String()
 	if status != checkapi.HTTPStatus(st) {
 		s.unavailable("token service answered " + strconv.Itoa(status) + " " + st)
@@ -99,11 +99,13 @@ func (s *stream) unavailable(why string) {
 var errBadBundle = errors.New("malformed decision bundle")
 
 // bundleFrom reads a decision bundle; it expires at the earliest of the credential's expiry
-// and the configured cache TTL.
-func (f *Filter) bundleFrom(res gjson.Result, now time.Time) (*bundle, error) {
+// and the configured cache TTL. It reads members the way gjson did before jsontext replaced
+// it (FuzzBundleFrom_MatchesGJSON compares the two): the first of duplicated members, strings
+// from any kind of value as [jsontext.Value.String] converts them.
+func (f *Filter) bundleFrom(res jsontext.Value, now time.Time) (*bundle, error) {
 	id := res.Get(checkapi.FieldIdentity)
 	sub := id.Get(checkapi.FieldSubject).String()
-	if !id.IsObject() || sub == "" {
+	if id.Kind() != jsontext.Object || sub == "" {
 		return nil, errBadBundle
 	}
 	b := &bundle{
@@ -123,7 +125,7 @@ func (f *Filter) bundleFrom(res gjson.Result, now time.Time) (*bundle, error) {
 	}
 	if k := res.Get(checkapi.FieldSessionKey); k.Exists() {
 		key, err := base64.RawURLEncoding.DecodeString(k.String())
-		if k.Type != gjson.String || err != nil || len(key) < 16 {
+		if k.Kind() != jsontext.String || err != nil || len(key) < 16 {
 			return nil, errBadBundle
 		}
 		b.session = newSessionBinding(key)
@@ -131,16 +133,15 @@ func (f *Filter) bundleFrom(res gjson.Result, now time.Time) (*bundle, error) {
 	for _, g := range id.Get(checkapi.FieldGroups).Array() {
 		b.input.Groups = append(b.input.Groups, g.String())
 	}
-	if claims := id.Get(checkapi.FieldClaims); claims.IsObject() {
+	if claims := id.Get(checkapi.FieldClaims); claims.Kind() == jsontext.Object {
 		b.input.Claims = map[string][]string{}
-		claims.ForEach(func(k, v gjson.Result) bool {
+		for k, v := range claims.Members() {
 			vals := make([]string, 0, 1)
 			for _, e := range v.Array() {
 				vals = append(vals, e.String())
 			}
-			b.input.Claims[k.String()] = vals
-			return true
-		})
+			b.input.Claims[k.String()] = vals // the last of duplicated names wins, as before
+		}
 	}
 	b.expires = now.Add(time.Duration(f.cfg.CacheTTLSeconds) * time.Second)
 	if exp := res.Get(checkapi.FieldExpiresAt).Int(); exp > 0 {

@@ -5,9 +5,9 @@ import (
 	"strings"
 
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
+	"github.com/mcpmesh/gateway/shared/jsontext"
 	"github.com/mcpmesh/gateway/shared/pluginconf"
 	"github.com/mcpmesh/gateway/shared/policy"
-	"github.com/tidwall/gjson"
 )
 
 // replyDenied answers a request refused by policy (docs/decisions.md, "Denied tool calls").
@@ -150,31 +150,31 @@ func (s *stream) appendDeniedToolResult(dst []byte, m *jsonrpc.Message, d policy
 			n++
 		}
 		b.WriteString("; request ID " + rid + textEnd)
-		dst = gjson.AppendJSONString(dst, b.String())
+		dst = jsontext.AppendString(dst, b.String())
 	}
 	dst = append(dst, `}],"isError":true`...)
 	if jsonrpc.IsModern(s.mcpVersion) {
 		dst = append(dst, `,"resultType":"complete"`...)
 	}
 	dst = append(dst, `,"_meta":{"`+deniedMetaKey+`":{"tool":`...)
-	dst = appendJSONString(dst, m.Tool)
+	dst = jsontext.AppendString(dst, m.Tool)
 	dst = append(dst, `,"route":`...)
-	dst = appendJSONString(dst, s.route.ID)
+	dst = jsontext.AppendString(dst, s.route.ID)
 	dst = append(dst, `,"reasons":[`...)
 	n := 0
 	for r := range d.AllowWhyFalse.All() {
 		if n > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, r.String())
+		dst = jsontext.AppendString(dst, r.String())
 		n++
 	}
 	dst = append(dst, `],"request-id":`...)
-	dst = appendJSONString(dst, rid)
+	dst = jsontext.AppendString(dst, rid)
 	return append(dst, "}}}}"...)
 }
 
-// plainJSON reports whether s is printable ASCII that JSON (as gjson writes it) and
+// plainJSON reports whether s is printable ASCII that JSON (as jsontext.AppendString writes it) and
 // strconv.Quote both leave as it is.
 func plainJSON(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -183,17 +183,6 @@ func plainJSON(s string) bool {
 		}
 	}
 	return true
-}
-
-// appendJSONString appends s as a JSON string, exactly as gjson.AppendJSONString does, copying
-// plain text at once.
-func appendJSONString(dst []byte, s string) []byte {
-	if !plainJSON(s) {
-		return gjson.AppendJSONString(dst, s)
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
 }
 
 // acceptsOnlyEventStream reports whether the request's Accept lists text/event-stream and

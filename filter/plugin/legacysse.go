@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"bytes"
-	"net/url"
 	"strings"
 
 	"github.com/mcpmesh/gateway/shared/ascii"
@@ -28,7 +27,7 @@ const maxEndpointEvent = 4096
 // what is checked).
 func isSessionParam(name string) bool {
 	if strings.ContainsAny(name, "%+") {
-		if n, err := url.QueryUnescape(name); err == nil {
+		if n, ok := queryUnescape(name); ok {
 			name = n
 		}
 	}
@@ -179,8 +178,8 @@ func rewriteEndpointEvent(ev []byte, sb *sessionBinding) ([]byte, bool) {
 	if n != 1 {
 		return nil, false
 	}
-	id, err := url.QueryUnescape(uri[start:end])
-	if err != nil || id == "" {
+	id, ok := queryUnescape(uri[start:end])
+	if !ok || id == "" {
 		return nil, false
 	}
 	w, ok := sb.wrap(id)
@@ -190,7 +189,7 @@ func rewriteEndpointEvent(ev []byte, sb *sessionBinding) ([]byte, bool) {
 	out := make([]byte, 0, len(ev)+sessionTagLen+8)
 	out = append(out, ev[:dataStart]...)
 	out = append(out, uri[:start]...)
-	out = append(out, url.QueryEscape(w)...)
+	out = append(out, queryEscape(w)...)
 	out = append(out, uri[end:]...)
 	return append(out, ev[dataEnd:]...), true
 }

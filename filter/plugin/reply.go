@@ -1,14 +1,13 @@
 package plugin
 
 import (
-	"net/url"
 	"strings"
 
 	"github.com/mcpmesh/gateway/shared/ascii"
 	"github.com/mcpmesh/gateway/shared/checkapi"
+	"github.com/mcpmesh/gateway/shared/jsontext"
 	"github.com/mcpmesh/gateway/shared/paths"
 	"github.com/mcpmesh/gateway/shared/pluginconf"
-	"github.com/tidwall/gjson"
 )
 
 // reply answers the stream locally, once.
@@ -28,12 +27,12 @@ func (s *stream) reply(status int, headers []Header, body []byte) {
 func (s *stream) replyError(status int, code, description string) {
 	body := make([]byte, 0, 96+len(description))
 	body = append(body, `{"error":`...)
-	body = gjson.AppendJSONString(body, code)
+	body = jsontext.AppendString(body, code)
 	body = append(body, `,"error_description":`...)
-	body = gjson.AppendJSONString(body, description)
+	body = jsontext.AppendString(body, description)
 	if id := s.requestID(); id != "" {
 		body = append(body, `,"request_id":`...)
-		body = gjson.AppendJSONString(body, id)
+		body = jsontext.AppendString(body, id)
 	}
 	body = append(body, '}')
 	s.reply(status, []Header{{"content-type", "application/json"}}, body)
@@ -58,9 +57,9 @@ func (s *stream) replyUnauthorized(errCode, description string) {
 	}
 	body := make([]byte, 0, 128)
 	body = append(body, `{"error":`...)
-	body = gjson.AppendJSONString(body, errCode)
+	body = jsontext.AppendString(body, errCode)
 	body = append(body, `,"error_description":`...)
-	body = gjson.AppendJSONString(body, description)
+	body = jsontext.AppendString(body, description)
 	body = append(body, '}')
 	s.reply(401, []Header{{"www-authenticate", v}, {"content-type", "application/json"}}, body)
 }
@@ -79,7 +78,7 @@ func (s *stream) replySignIn() {
 	accept, _ := s.header("accept")
 	if (method == "GET" || method == "HEAD") && strings.Contains(accept, "text/html") {
 		path, _ := s.header(":path")
-		loc := s.route.origin + paths.SignIn + "?return_to=" + url.QueryEscape(path)
+		loc := s.route.origin + paths.SignIn + "?return_to=" + queryEscape(path)
 		s.reply(302, []Header{{"location", loc}}, nil)
 		return
 	}

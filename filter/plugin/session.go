@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"hash"
-	"net/url"
 	"strings"
 
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
@@ -136,8 +135,8 @@ func (s *stream) admitToServer(b *bundle) bool {
 		return false
 	}
 	if n == 1 {
-		v, err := url.QueryUnescape(path[start:end])
-		id, ok := "", err == nil
+		v, ok := queryUnescape(path[start:end])
+		id := ""
 		if ok {
 			id, ok = b.session.unwrap(v)
 		}
@@ -145,7 +144,7 @@ func (s *stream) admitToServer(b *bundle) bool {
 			s.refuseSession()
 			return false
 		}
-		s.upstreamPath = path[:start] + url.QueryEscape(id) + path[end:]
+		s.upstreamPath = path[:start] + queryEscape(id) + path[end:]
 	}
 	return true
 }

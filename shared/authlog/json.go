@@ -5,8 +5,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mcpmesh/gateway/shared/jsontext"
 	"github.com/mcpmesh/gateway/shared/policy"
-	"github.com/tidwall/gjson"
 )
 
 // The JSON values of a record: strings, reason lists and tool parameters, written so that
@@ -119,7 +119,7 @@ func appendRuneEscape(dst []byte, r rune) []byte {
 // strings sanitised like appendString's and the values of the keys r redacts replaced; anything
 // but a valid JSON object is written as null.
 func appendObject(dst []byte, raw string, r *redactor) []byte {
-	if !gjson.Valid(raw) {
+	if !jsontext.ValidString(raw) {
 		return append(dst, "null"...)
 	}
 	return appendValidatedObject(dst, raw, r)

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpmesh/gateway/shared/ascii"
-	"github.com/tidwall/gjson"
+	"github.com/mcpmesh/gateway/shared/jsontext"
 )
 
 // Redaction and size cap of mcp-tool-parameters. Tool arguments may carry secrets (a
@@ -147,7 +147,7 @@ func (r *redactor) key(raw string, depth int) bool {
 	}
 	k := raw
 	if strings.IndexByte(raw, '\\') >= 0 {
-		k = gjson.Parse(`"` + raw + `"`).String() // rare: unescape, so that "p\u0061ssword" is a password
+		k = jsontext.Unescape(raw) // rare: unescape, so that "p\u0061ssword" is a password
 	}
 	hit := false
 	for _, want := range r.keys {

@@ -1,6 +1,6 @@
 package checkapi
 
-import "github.com/tidwall/gjson"
+import "github.com/mcpmesh/gateway/shared/jsontext"
 
 // KeyHeader carries the filter key (derived from shared_secret) on every check call.
 const KeyHeader = "x-gateway-filter-key"
@@ -86,18 +86,18 @@ type Request struct {
 // growth: the filter builds one per check call.
 func AppendRequest(dst []byte, routeID, host string, cookie bool, credential, requestID string) []byte {
 	dst = append(dst, `{"`+FieldRouteID+`":`...)
-	dst = gjson.AppendJSONString(dst, routeID)
+	dst = jsontext.AppendString(dst, routeID)
 	dst = append(dst, `,"`+FieldHost+`":`...)
-	dst = gjson.AppendJSONString(dst, host)
+	dst = jsontext.AppendString(dst, host)
 	if cookie {
 		dst = append(dst, `,"`+FieldCookie+`":`...)
 	} else {
 		dst = append(dst, `,"`+FieldToken+`":`...)
 	}
-	dst = gjson.AppendJSONString(dst, credential)
+	dst = jsontext.AppendString(dst, credential)
 	if requestID != "" {
 		dst = append(dst, `,"`+FieldRequestID+`":`...)
-		dst = gjson.AppendJSONString(dst, requestID)
+		dst = jsontext.AppendString(dst, requestID)
 	}
 	return append(dst, '}')
 }

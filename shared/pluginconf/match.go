@@ -1,7 +1,6 @@
 package pluginconf
 
 import (
-	"net/url"
 	"strings"
 
 	"github.com/mcpmesh/gateway/shared/paths"
@@ -78,8 +77,8 @@ func NewTable(routes []Route) *Table {
 func NewTableFor(c *Config) *Table {
 	t := NewTable(c.Routes)
 	t.strict = true
-	if u, err := url.Parse(c.AuthenticateServiceURL); err == nil && u.Host != "" {
-		t.authenticate = canonicalRouteHost(u.Host, u.Scheme)
+	if scheme, host, ok := originHost(c.AuthenticateServiceURL); ok && host != "" {
+		t.authenticate = canonicalRouteHost(host, scheme)
 	}
 	return t
 }

@@ -5,7 +5,6 @@
 package pluginconf
 
 import (
-	"encoding/json"
 	"errors"
 	"strconv"
 )
@@ -84,10 +83,11 @@ type ToolPins struct {
 	Digests map[string]string `json:"digests"`
 }
 
-// Parse decodes and checks a plugin configuration.
+// Parse decodes and checks a plugin configuration. It decodes it as json.Unmarshal would
+// (see decode), without linking encoding/json into the filter.
 func Parse(b []byte) (*Config, error) {
 	var c Config
-	if err := json.Unmarshal(b, &c); err != nil {
+	if err := decode(b, &c); err != nil {
 		return nil, errors.New("plugin configuration: " + err.Error())
 	}
 	if err := c.Validate(); err != nil {

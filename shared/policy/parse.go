@@ -3,7 +3,6 @@ package policy
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -86,7 +85,7 @@ func parseRule(path string, v any) (rule, error) {
 		case "allow", "deny":
 			n, err = parseBlock(path+"."+k, m[k], 1)
 		default:
-			return rule{}, errorf(path, ErrUnknownKey, "%q (want allow or deny)", k)
+			return rule{}, errorf(path, ErrUnknownKey, strconv.Quote(k)+" (want allow or deny)")
 		}
 		if err != nil {
 			return rule{}, err
@@ -119,7 +118,7 @@ func parseOperatorName(k string) (opKind, bool) {
 // parseBlock parses a map of operators. An empty map gives nil: a block that never holds.
 func parseBlock(path string, v any, depth int) (*node, error) {
 	if depth > maxDepth {
-		return nil, errorf(path, ErrInvalidValue, "nesting deeper than %d blocks", maxDepth)
+		return nil, errorf(path, ErrInvalidValue, "nesting deeper than "+strconv.Itoa(maxDepth)+" blocks")
 	}
 	m, err := asMap(path, v)
 	if err != nil {
@@ -132,7 +131,7 @@ func parseBlock(path string, v any, depth int) (*node, error) {
 	for _, k := range sortedKeys(m) {
 		op, ok := parseOperatorName(k)
 		if !ok {
-			return nil, errorf(path, ErrUnknownKey, "%q (want and, or, not or nor)", k)
+			return nil, errorf(path, ErrUnknownKey, strconv.Quote(k)+" (want and, or, not or nor)")
 		}
 		child, err := parseOperator(path+"."+k, op, m[k], depth)
 		if err != nil {
@@ -172,7 +171,7 @@ func parseOperator(path string, op opKind, v any, depth int) (node, error) {
 			}
 			child = &node{op: opCriterion, crit: c}
 		default:
-			err = errorf(ipath, ErrInvalidValue, "want one criterion or a block of operators, got %d keys", len(m))
+			err = errorf(ipath, ErrInvalidValue, "want one criterion or a block of operators, got "+strconv.Itoa(len(m))+" keys")
 		}
 		if err != nil {
 			return node{}, err
@@ -232,7 +231,7 @@ func parseCriterion(path, name string, v any) (criterion, error) {
 		}
 		for _, k := range sortedKeys(m) {
 			if k != "has" {
-				return criterion{}, errorf(path, ErrUnknownOperator, "%q (want has)", k)
+				return criterion{}, errorf(path, ErrUnknownOperator, strconv.Quote(k)+" (want has)")
 			}
 		}
 		s, err := nonEmptyString(path+".has", m["has"])
@@ -266,7 +265,7 @@ func parseCriterion(path, name string, v any) (criterion, error) {
 		}
 		return criterion{kind: critClaim, name: claim, values: values}, nil
 	}
-	return criterion{}, errorf(path, ErrUnknownCriterion, "%q", name)
+	return criterion{}, errorf(path, ErrUnknownCriterion, strconv.Quote(name))
 }
 
 func parseMatcher(path string, v any, fold bool) (matcher, error) {
@@ -287,7 +286,7 @@ func parseMatcher(path string, v any, fold bool) (matcher, error) {
 	for _, k := range sortedKeys(m) {
 		op, ok := parseMatchOp(k)
 		if !ok {
-			return matcher{}, errorf(path, ErrUnknownOperator, "%q", k)
+			return matcher{}, errorf(path, ErrUnknownOperator, strconv.Quote(k))
 		}
 		t := matchTerm{op: op}
 		if op == matchIn || op == matchNotIn {
@@ -408,12 +407,23 @@ func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) 
 
 func indexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
-func errorf(path string, kind error, format string, args ...any) error {
-	return &ParseError{Path: path, Err: fmt.Errorf("%w "+format, append([]any{kind}, args...)...)}
+// errorf returns the ParseError at path of the given kind, detail saying more.
+func errorf(path string, kind error, detail string) error {
+	return &ParseError{Path: path, Err: &detailError{kind, detail}}
 }
 
+// detailError is an error of a kind (errors.Is finds it) with a detail after its message.
+// It spares the wasm filter fmt.Errorf and the reflection-based printing it links.
+type detailError struct {
+	kind   error
+	detail string
+}
+
+func (e *detailError) Error() string { return e.kind.Error() + " " + e.detail }
+func (e *detailError) Unwrap() error { return e.kind }
+
 func wrongType(path, want string, v any) error {
-	return errorf(path, ErrWrongType, "(want %s, got %s)", want, typeName(v))
+	return errorf(path, ErrWrongType, "(want "+want+", got "+typeName(v)+")")
 }
 
 func typeName(v any) string {

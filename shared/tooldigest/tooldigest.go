@@ -24,7 +24,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/tidwall/gjson"
+	"github.com/mcpmesh/gateway/shared/jsontext"
 )
 
 // Members are the members of a tool definition the digest covers, in the order JCS sorts them.
@@ -44,30 +44,25 @@ func invalid(why string) error { return errors.Join(ErrInvalid, errors.New(why))
 
 // Digest returns the digest of the tool object tool (its JSON text as tools/list lists it).
 func Digest(tool []byte) (string, error) {
-	if !gjson.ValidBytes(tool) {
-		return "", invalid("not JSON")
-	}
-	v := gjson.ParseBytes(tool)
-	if !v.IsObject() {
-		return "", invalid("a tool is not an object")
-	}
-	var picked [4]gjson.Result
-	var has [4]bool
-	var err error
-	v.ForEach(func(k, val gjson.Result) bool {
-		i := slices.Index(Members, k.Str)
-		if i < 0 {
-			return true
-		}
-		if has[i] {
-			err = invalid("duplicate member " + k.Str)
-			return false
-		}
-		picked[i], has[i] = val, true
-		return true
-	})
+	v, err := parse(tool)
 	if err != nil {
 		return "", err
+	}
+	if v.Kind() != jsontext.Object {
+		return "", invalid("a tool is not an object")
+	}
+	var picked [4]jsontext.Value
+	var has [4]bool
+	for k, val := range v.Members() {
+		name := k.String()
+		i := slices.Index(Members, name)
+		if i < 0 {
+			continue
+		}
+		if has[i] {
+			return "", invalid("duplicate member " + name)
+		}
+		picked[i], has[i] = val, true
 	}
 	out := []byte{'{'}
 	first := true
@@ -92,34 +87,43 @@ func Digest(tool []byte) (string, error) {
 
 // Canonical returns the JCS form (RFC 8785) of the JSON text b.
 func Canonical(b []byte) ([]byte, error) {
-	if !gjson.ValidBytes(b) {
-		return nil, invalid("not JSON")
+	v, err := parse(b)
+	if err != nil {
+		return nil, err
 	}
-	return appendValue(nil, gjson.ParseBytes(b), 0)
+	return appendValue(nil, v, 0)
 }
 
-func appendValue(dst []byte, v gjson.Result, depth int) ([]byte, error) {
+// parse validates b and returns its value. Text nested deeper than jsontext follows
+// (jsontext.MaxDepth, far beyond maxDepth) is refused whole, even where the nesting lies in a
+// member Digest leaves out.
+func parse(b []byte) (jsontext.Value, error) {
+	switch jsontext.Validate(b, jsontext.MaxDepth) {
+	case jsontext.TooDeep:
+		return jsontext.Value{}, invalid("nested deeper than " + strconv.Itoa(maxDepth))
+	case jsontext.Invalid:
+		return jsontext.Value{}, invalid("not JSON")
+	}
+	return jsontext.Parse(string(b)), nil
+}
+
+func appendValue(dst []byte, v jsontext.Value, depth int) ([]byte, error) {
 	if depth > maxDepth {
 		return nil, invalid("nested deeper than " + strconv.Itoa(maxDepth))
 	}
-	switch {
-	case v.IsObject():
+	var err error
+	switch v.Kind() {
+	case jsontext.Object:
 		type member struct {
 			key string
-			val gjson.Result
+			val jsontext.Value
 		}
 		var ms []member
-		var err error
-		v.ForEach(func(k, val gjson.Result) bool {
-			if !validStringRaw(k.Raw) {
-				err = invalid("member name is not valid UTF-8")
-				return false
+		for k, val := range v.Members() {
+			if !validStringRaw(k.Raw()) {
+				return nil, invalid("member name is not valid UTF-8")
 			}
-			ms = append(ms, member{k.Str, val})
-			return true
-		})
-		if err != nil {
-			return nil, err
+			ms = append(ms, member{k.String(), val})
 		}
 		slices.SortFunc(ms, func(a, b member) int { return compareUTF16(a.key, b.key) })
 		dst = append(dst, '{')
@@ -137,40 +141,35 @@ func appendValue(dst []byte, v gjson.Result, depth int) ([]byte, error) {
 			}
 		}
 		return append(dst, '}'), nil
-	case v.IsArray():
+	case jsontext.Array:
 		dst = append(dst, '[')
-		var err error
 		i := 0
-		v.ForEach(func(_, el gjson.Result) bool {
+		for el := range v.Elements() {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			i++
-			dst, err = appendValue(dst, el, depth+1)
-			return err == nil
-		})
-		if err != nil {
-			return nil, err
+			if dst, err = appendValue(dst, el, depth+1); err != nil {
+				return nil, err
+			}
 		}
 		return append(dst, ']'), nil
-	}
-	switch v.Type {
-	case gjson.String:
-		if !validStringRaw(v.Raw) {
+	case jsontext.String:
+		if !validStringRaw(v.Raw()) {
 			return nil, invalid("string is not valid UTF-8")
 		}
-		return appendString(dst, v.Str), nil
-	case gjson.Number:
-		f, err := strconv.ParseFloat(v.Raw, 64)
+		return appendString(dst, v.String()), nil
+	case jsontext.Number:
+		f, err := strconv.ParseFloat(v.Raw(), 64)
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return nil, invalid("number out of range")
 		}
 		return append(dst, FormatNumber(f)...), nil
-	case gjson.True:
+	case jsontext.True:
 		return append(dst, "true"...), nil
-	case gjson.False:
+	case jsontext.False:
 		return append(dst, "false"...), nil
-	case gjson.Null:
+	case jsontext.Null:
 		return append(dst, "null"...), nil
 	}
 	return nil, invalid("unknown value")

@@ -1,27 +1,35 @@
-package jsonrpc
+package jsontext
 
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 )
 
-// Results of validate.
+// Verdict is the result of [Validate].
+type Verdict int
+
+// Verdicts of [Validate].
 const (
-	valid = iota
-	invalidJSON
-	tooDeep
+	Valid   Verdict = iota // one JSON value, nested no deeper than allowed
+	Invalid                // not JSON
+	TooDeep                // nested deeper than allowed
 )
 
-// validate checks in one pass that body is a single JSON value (RFC 8259) with optional
-// whitespace around it, nested no deeper than maxDepth. It accepts exactly the texts that
-// gjson.ValidBytes accepts (FuzzValidate compares them), among those within the depth limit;
-// like gjson it leaves UTF-8 to the caller. A body that is both too deep and invalid may be
-// reported as either.
+// MaxDepth is the deepest nesting of objects and arrays [Validate] can follow: a larger
+// maxDepth counts as MaxDepth.
+const MaxDepth = 1000
+
+// Validate checks in one pass that body is a single JSON value (RFC 8259) with optional
+// whitespace around it, nested no deeper than maxDepth (at most [MaxDepth]). It accepts
+// exactly the texts that gjson.ValidBytes accepts (FuzzValidate compares them), among those
+// within the depth limit; like gjson it leaves UTF-8 to the caller. A body that is both too
+// deep and invalid may be reported as either.
 //
-// It replaces gjson.ValidBytes plus a separate depth pass because in the wasm filter each
+// It replaced gjson.ValidBytes plus a separate depth pass because in the wasm filter each
 // pass over the body costs about ten nanoseconds a byte: this one is iterative (no call per
 // value) and skips string content, most of a tools/call body, eight bytes at a time.
-func validate(body []byte, maxDepth int) int {
+func Validate(body []byte, maxDepth int) Verdict {
 	// inArray has one bit per open container: set for an array, clear for an object.
 	var inArray [MaxDepth/64 + 1]uint64
 	if maxDepth > MaxDepth {
@@ -39,13 +47,13 @@ func validate(body []byte, maxDepth int) int {
 		switch state {
 		case wantValue:
 			if i == n {
-				return invalidJSON
+				return Invalid
 			}
 			state = afterValue
 			switch c := body[i]; c {
 			case '{', '[':
 				if depth == maxDepth {
-					return tooDeep
+					return TooDeep
 				}
 				bit := uint64(1) << (depth % 64)
 				if c == '[' {
@@ -77,29 +85,29 @@ func validate(body []byte, maxDepth int) int {
 				i = skipNumber(body, i)
 			}
 			if i < 0 {
-				return invalidJSON
+				return Invalid
 			}
 		case wantKey:
 			if i == n || body[i] != '"' {
-				return invalidJSON
+				return Invalid
 			}
 			if i = skipString(body, i+1); i < 0 {
-				return invalidJSON
+				return Invalid
 			}
 			if i = skipSpace(body, i); i == n || body[i] != ':' {
-				return invalidJSON
+				return Invalid
 			}
 			i++
 			state = wantValue
 		case afterValue:
 			if depth == 0 {
 				if i != n {
-					return invalidJSON
+					return Invalid
 				}
-				return valid
+				return Valid
 			}
 			if i == n {
-				return invalidJSON
+				return Invalid
 			}
 			array := inArray[(depth-1)/64]&(1<<((depth-1)%64)) != 0
 			switch c := body[i]; {
@@ -112,10 +120,17 @@ func validate(body []byte, maxDepth int) int {
 				i++
 				depth--
 			default:
-				return invalidJSON
+				return Invalid
 			}
 		}
 	}
+}
+
+// ValidString reports whether s is one JSON value nested no deeper than [MaxDepth]: what
+// gjson.Valid reports for such text (deeper text, which gjson accepts, is refused).
+func ValidString(s string) bool {
+	// Validate only reads body; the conversion does not copy s.
+	return Validate(unsafe.Slice(unsafe.StringData(s), len(s)), MaxDepth) == Valid
 }
 
 func skipSpace(b []byte, i int) int {
