@@ -72,8 +72,7 @@ type vm struct {
 	// yield, when set, hands the thread to the Go scheduler; it is called once every
 	// yieldEvery deleted streams (see yieldEvery). It is set at proxy_on_vm_start only when
 	// the host's poll_oneoff works; yieldProbed records that the host has been asked.
-	yield func()
-	//lint:ignore U1000 set and read in exports_wasip1.go only
+	yield       func()
 	yieldProbed bool
 	deleted     uint64 // stream contexts deleted so far
 }
