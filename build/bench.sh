@@ -11,9 +11,9 @@
 # runs, ns/op: V8 tiers code up while the first runs go, and other work on a shared machine
 # only ever slows a run down) is printed last and written to build/out/bench/summary.md.
 # Environment: GATEWAY_WASM (the module, required), BENCHTIME (default 1s), COUNT (default 3),
-# BENCH (a -bench pattern for the plugin and host benchmarks, default all of them), OUT (the
-# directory of the raw output, default build/out/bench), SUMMARY_ONLY=1 (only summarise the
-# raw output already in OUT).
+# BENCH (a -bench pattern for the plugin and host benchmarks, default all of them), BENCH_OUT
+# (the directory of the raw output, default build/out/bench; not OUT, which the Makefile sets
+# and exports), SUMMARY_ONLY=1 (only summarise the raw output already in BENCH_OUT).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,7 +23,7 @@ GO="${GO:-go}"
 BENCHTIME="${BENCHTIME:-1s}"
 COUNT="${COUNT:-3}"
 BENCH="${BENCH:-.}"
-out="${OUT:-$root/build/out/bench}"
+out="$(realpath -m "${BENCH_OUT:-$root/build/out/bench}")"
 mkdir -p "$out"
 if [[ -z "${SUMMARY_ONLY:-}" ]]; then
 	node="$(bash wasmtest/e2e/node/install.sh 2>/dev/null | tail -n1)"

@@ -117,9 +117,9 @@ func send(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Ca
 	return sendOn(ctx, h, check, c, host.StreamInfo{})
 }
 
-// sendOn is send on a stream described by info (its worker, for example).
+// sendOn is send on a stream described by info (its worker, for example): drive, and what
+// the request changed beside the stream — counters, filter state, guest logs, check calls.
 func sendOn(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.Case, info host.StreamInfo) (res plugintest.Result, err error) {
-	req, trailers, response := c.Request, c.Trailers, c.Response
 	callsBefore := check.Calls.Load()
 	check.last.Store(nil)
 	logsBefore := len(h.GuestLogs(host.LogTrace))
@@ -145,6 +145,64 @@ func sendOn(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.
 			res.Properties[strings.TrimPrefix(k, host.FilterStatePrefix)] = string(v)
 		}
 	}()
+	x, err := drive(ctx, st, c)
+	res.Stuck = x.stuck
+	res.CheckCalls = int(check.Calls.Load() - callsBefore)
+	if hp := check.last.Load(); hp != nil {
+		res.CheckHeaders = plugintest.Headers{}
+		for name, vs := range *hp {
+			for _, v := range vs {
+				res.CheckHeaders = append(res.CheckHeaders, [2]string{strings.ToLower(name), v})
+			}
+		}
+	}
+	if x.reply != nil {
+		res.Status, res.Body = x.reply.Status, string(x.reply.Body)
+		res.ReplyHeaders = map[string]string{}
+		for _, h := range x.reply.Headers {
+			res.ReplyHeaders[h.Name] = h.Value
+		}
+	}
+	// What the filter logged, the handling of the response (a refused tool list) included.
+	res.Logs = h.GuestLogs(host.LogTrace)[logsBefore:]
+	if res.Status != 0 || res.Stuck {
+		return res, nil
+	}
+	res.Forwarded = x.forwarded
+	res.Upstream = map[string]string{}
+	for _, h := range x.upstream {
+		res.Upstream[h.Name] = h.Value
+		res.UpstreamAll = append(res.UpstreamAll, [2]string{h.Name, h.Value})
+	}
+	if err != nil {
+		return res, err
+	}
+	if x.client != nil {
+		res.ClientResponse = plugintest.Headers{}
+		for _, h := range x.client {
+			res.ClientResponse = append(res.ClientResponse, [2]string{h.Name, h.Value})
+		}
+		res.ClientBody = string(x.clientBody)
+	}
+	return res, nil
+}
+
+// exchange is what one stream did, as drive saw it.
+type exchange struct {
+	reply      *host.LocalReply // the filter's local reply to the request, if it answered it
+	stuck      bool             // the request was neither answered nor released in time
+	forwarded  bool             // the headers and the end of the request reached the upstream
+	upstream   host.Headers     // the request headers the upstream received
+	client     host.Headers     // the response headers the client received (c.Response set)
+	clientBody []byte           // the response body the client received
+}
+
+// drive sends c.Request on st as Envoy's connection manager would — headers, body chunks,
+// trailers — and, when the filter forwards it and c.Response is set, the upstream's answer
+// (c.Response, c.ResponseBody, c.ResponseTrailers) back through it. It is the stream alone:
+// the benchmarks run it bare, sendOn adds what the request changed beside the stream.
+func drive(ctx context.Context, st *host.Stream, c plugintest.Case) (x exchange, err error) {
+	req, trailers, response := c.Request, c.Trailers, c.Response
 	hdrs := host.Headers{{Name: ":method", Value: req.Method}, {Name: ":path", Value: req.Path}, {Name: ":authority", Value: req.Authority}, {Name: ":scheme", Value: "https"}, {Name: "x-request-id", Value: plugintest.RequestID}}
 	size := 0
 	for _, c := range req.Chunks {
@@ -156,21 +214,16 @@ func sendOn(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.
 	for _, kv := range req.Headers {
 		hdrs = append(hdrs, host.Header{Name: kv[0], Value: kv[1]})
 	}
-	var released host.Headers
 	eosReleased := false
 	step := func(r host.Result, err error) (bool, error) {
 		if r.Headers != nil {
-			released = r.Headers
+			x.upstream = r.Headers
 		}
 		if r.EndOfStream {
 			eosReleased = true
 		}
 		if r.Reply != nil {
-			res.Status, res.Body = r.Reply.Status, string(r.Reply.Body)
-			res.ReplyHeaders = map[string]string{}
-			for _, h := range r.Reply.Headers {
-				res.ReplyHeaders[h.Name] = h.Value
-			}
+			x.reply = r.Reply
 			return true, nil
 		}
 		return false, err
@@ -190,69 +243,48 @@ func sendOn(ctx context.Context, h *host.Host, check *CheckServer, c plugintest.
 		done, err = step(st.SendRequestTrailers(stepCtx, t))
 	}
 	if err != nil && !done {
-		res.Stuck = true
+		x.stuck = true
 	}
-	res.CheckCalls = int(check.Calls.Load() - callsBefore)
-	if hp := check.last.Load(); hp != nil {
-		res.CheckHeaders = plugintest.Headers{}
-		for name, vs := range *hp {
-			for _, v := range vs {
-				res.CheckHeaders = append(res.CheckHeaders, [2]string{strings.ToLower(name), v})
-			}
-		}
+	if done || x.stuck {
+		return x, nil
 	}
-	res.Logs = h.GuestLogs(host.LogTrace)[logsBefore:]
-	if res.Status != 0 || res.Stuck {
-		return res, nil
+	x.forwarded = x.upstream != nil && eosReleased
+	if !x.forwarded || response == nil {
+		return x, nil
 	}
-	res.Forwarded = released != nil && eosReleased
-	res.Upstream = map[string]string{}
-	for _, h := range released {
-		res.Upstream[h.Name] = h.Value
-		res.UpstreamAll = append(res.UpstreamAll, [2]string{h.Name, h.Value})
+	var hs host.Headers
+	for _, kv := range response {
+		hs = append(hs, host.Header{Name: kv[0], Value: kv[1]})
 	}
-	if res.Forwarded && response != nil {
-		var hs host.Headers
-		for _, kv := range response {
-			hs = append(hs, host.Header{Name: kv[0], Value: kv[1]})
-		}
-		trailers := len(c.ResponseTrailers) > 0
-		r, err := st.SendResponseHeaders(stepCtx, hs, len(c.ResponseBody) == 0 && !trailers)
+	withTrailers = len(c.ResponseTrailers) > 0
+	r, err := st.SendResponseHeaders(stepCtx, hs, len(c.ResponseBody) == 0 && !withTrailers)
+	if err != nil {
+		return x, err
+	}
+	x.client = r.Headers
+	if r.Reply != nil {
+		x.client = append(host.Headers{{Name: ":status", Value: strconv.Itoa(r.Reply.Status)}}, r.Reply.Headers...)
+	}
+	x.clientBody = r.Body
+	for i, ch := range c.ResponseBody {
+		r, err := st.SendResponseBody(stepCtx, []byte(ch), i == len(c.ResponseBody)-1 && !withTrailers)
 		if err != nil {
-			return res, err
+			return x, err
 		}
-		out := r.Headers
-		if r.Reply != nil {
-			out = append(host.Headers{{Name: ":status", Value: strconv.Itoa(r.Reply.Status)}}, r.Reply.Headers...)
-		}
-		res.ClientResponse = plugintest.Headers{}
-		for _, h := range out {
-			res.ClientResponse = append(res.ClientResponse, [2]string{h.Name, h.Value})
-		}
-		body := r.Body
-		for i, ch := range c.ResponseBody {
-			r, err := st.SendResponseBody(stepCtx, []byte(ch), i == len(c.ResponseBody)-1 && !trailers)
-			if err != nil {
-				return res, err
-			}
-			body = append(body, r.Body...)
-		}
-		if trailers {
-			var t host.Headers
-			for _, kv := range c.ResponseTrailers {
-				t = append(t, host.Header{Name: kv[0], Value: kv[1]})
-			}
-			r, err := st.SendResponseTrailers(stepCtx, t)
-			if err != nil {
-				return res, err
-			}
-			body = append(body, r.Body...)
-		}
-		res.ClientBody = string(body)
-		// What the filter logged while it handled the response (a refused tool list).
-		res.Logs = h.GuestLogs(host.LogTrace)[logsBefore:]
+		x.clientBody = append(x.clientBody, r.Body...)
 	}
-	return res, nil
+	if withTrailers {
+		var t host.Headers
+		for _, kv := range c.ResponseTrailers {
+			t = append(t, host.Header{Name: kv[0], Value: kv[1]})
+		}
+		r, err := st.SendResponseTrailers(stepCtx, t)
+		if err != nil {
+			return x, err
+		}
+		x.clientBody = append(x.clientBody, r.Body...)
+	}
+	return x, nil
 }
 
 // NewHost starts a host running m with plugintest.Config and check as the token service.
