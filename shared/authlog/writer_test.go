@@ -3,6 +3,7 @@ package authlog
 import (
 	"bytes"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -53,6 +54,21 @@ func BenchmarkWriter(b *testing.B) {
 	w := NewWriter(SelectableFields())
 	r := blockedTool()
 	buf := make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = w.Append(buf[:0], r)
+	}
+}
+
+// BenchmarkWriter_Parameters1KiB is the record of a tools/call whose arguments are a string of
+// about 1 KiB, as in the filter's ToolsCall1KiB benchmark, with the default fields and the
+// default redaction.
+func BenchmarkWriter_Parameters1KiB(b *testing.B) {
+	w := NewWriterOptions(DefaultFields(), Options{Redact: DefaultRedact()})
+	r := blockedTool()
+	r.MCPToolParameters = `{"text":"` + strings.Repeat("x", 950) + `"}`
+	r.MCPToolParametersValidated = true
+	buf := make([]byte, 0, 2048)
 	b.ReportAllocs()
 	for b.Loop() {
 		buf = w.Append(buf[:0], r)

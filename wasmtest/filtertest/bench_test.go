@@ -28,8 +28,10 @@ func BenchmarkToolList_Wasm(b *testing.B) {
 	benchStreams(b, plugintest.BenchToolLists())
 }
 
-// benchStreams runs each case as a sub-benchmark on a host of its own (one VM, log level
-// warning, the guest's GOGC from BENCH_GOGC when set). The case runs once through the scenario
+// benchStreams runs each case as a sub-benchmark on a host of its own (one VM, proxy log
+// level warning — info with BENCH_LOG_INFO set, which adds the authorization record of each MCP
+// request, as an Envoy at its default level logs it — and the guest's GOGC from BENCH_GOGC
+// when set). The case runs once through the scenario
 // runner first, which must find it decided without error; the measured loop then drives the
 // stream alone (drive: what Envoy would run, without the runner's collection of counters,
 // filter state and logs), and each iteration must end as that first run did, from the cached
@@ -48,6 +50,9 @@ func benchStreams(b *testing.B, cases map[string]plugintest.Case) {
 			check := &CheckServer{}
 			h, err := NewHost(ctx, m, check, func(o *host.Options) {
 				o.LogLevel = host.LogWarn
+				if os.Getenv("BENCH_LOG_INFO") != "" {
+					o.LogLevel = host.LogInfo
+				}
 				if g := os.Getenv("BENCH_GOGC"); g != "" {
 					o.Env = map[string]string{"GOGC": g}
 				}

@@ -7,7 +7,8 @@
 //
 // The module sees the host's file system at /, the environment variable PWD set to the current
 // directory (Go's wasip1 port takes its working directory from it), GOGC from WASI_GOGC if set,
-// the real clocks and crypto/rand. The exit status is the module's. WASIRUN_CACHE, if set, is a
+// the host's variables whose names start with BENCH_ (a benchmark's settings, e.g.
+// BENCH_LOG_INFO), the real clocks and crypto/rand. The exit status is the module's. WASIRUN_CACHE, if set, is a
 // directory where wazero keeps compiled code across runs (build/instr.sh: compiling a test
 // binary under valgrind takes minutes).
 package main
@@ -18,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -64,6 +66,11 @@ func run(ctx context.Context, file string, args []string) int {
 		WithRandSource(rand.Reader)
 	if g := os.Getenv("WASI_GOGC"); g != "" {
 		mcfg = mcfg.WithEnv("GOGC", g)
+	}
+	for _, kv := range os.Environ() {
+		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "BENCH_") {
+			mcfg = mcfg.WithEnv(k, v)
+		}
 	}
 	_, err = rt.InstantiateWithConfig(ctx, bin, mcfg)
 	var exit *sys.ExitError
