@@ -41,7 +41,8 @@ type CallResponse struct {
 
 // RootHost is the proxy as seen by the plugin as a whole (the root context).
 type RootHost interface {
-	// Log writes msg to the proxy's log at level.
+	// Log writes msg to the proxy's log at level. It must not keep msg after it returns:
+	// the caller may reuse msg's bytes (the authorization record's buffer).
 	Log(level LogLevel, msg string)
 	// LogLevel returns the proxy's current log level: it drops messages below it.
 	LogLevel() LogLevel

@@ -95,7 +95,7 @@ func (f *fakeHost) header(m MapType, key string) (string, bool) {
 }
 
 func (f *fakeHost) log(level uint32, msg string) Status {
-	f.logs = append(f.logs, logLine{level, msg})
+	f.logs = append(f.logs, logLine{level, strings.Clone(msg)}) // the caller may reuse msg's bytes
 	return StatusOK
 }
 

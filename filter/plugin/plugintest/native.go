@@ -36,10 +36,11 @@ func NewNativeHost() *NativeHost {
 	return &NativeHost{Counters: map[string]int64{}, Clock: Now}
 }
 
-// Log records a log line at Level or above.
+// Log records a copy of a log line at Level or above (plugin.RootHost: the caller may reuse
+// msg's bytes).
 func (h *NativeHost) Log(level plugin.LogLevel, msg string) {
 	if level >= h.Level {
-		h.Logs = append(h.Logs, msg)
+		h.Logs = append(h.Logs, strings.Clone(msg))
 	}
 }
 
