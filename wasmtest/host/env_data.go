@@ -147,7 +147,8 @@ func hGetProperty(v *vm, s []uint64) {
 }
 
 func hSetProperty(v *vm, s []uint64) {
-	path, ok1 := v.readCopy(uint32(s[0]), uint32(s[1]))
+	// The path is only read (the map key below is its copy); the value is kept, so copied.
+	path, ok1 := v.read(uint32(s[0]), uint32(s[1]))
 	val, ok2 := v.readCopy(uint32(s[2]), uint32(s[3]))
 	if !ok1 || !ok2 {
 		ret(s, StatusInvalidMemoryAccess)
@@ -159,7 +160,7 @@ func hSetProperty(v *vm, s []uint64) {
 		return
 	}
 	if st.props == nil {
-		st.props = map[string][]byte{}
+		st.props = make(map[string][]byte, 8) // the filter sets six on an MCP request
 	}
 	st.props[string(path)] = val
 	ret(s, StatusOK)
