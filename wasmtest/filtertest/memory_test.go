@@ -134,6 +134,12 @@ func runMixed(t testing.TB, n int, realClock bool, env map[string]string) (uint3
 			t.Logf("linear memory after %d requests: %d bytes", i+1, h.MemoryBytes(0))
 		}
 	}
+	// A module built with -tags memdebug (filter/memdebug_wasip1.go) prints its heap figures.
+	for _, e := range h.Logs() {
+		if strings.Contains(e.Message, "memdebug ") {
+			t.Log(e.Message)
+		}
+	}
 	if calls := check.Calls.Load(); calls < memoryTokens {
 		return 0, fmt.Errorf("%d check calls for %d tokens", calls, memoryTokens)
 	}
