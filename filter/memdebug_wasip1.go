@@ -10,8 +10,11 @@ import (
 	"github.com/mcpmesh/gateway/filter/plugin"
 )
 
-// A diagnostic build (go build -tags memdebug): every memdebugEvery streams the VM prints its
-// runtime.MemStats to fd 2, before and after a forced collection. Not part of the module.
+// A diagnostic build (go build -tags memdebug): at the first stream and every memdebugEvery
+// streams the VM prints its
+// runtime.MemStats to fd 2, before and after a forced collection (the memory test logs those
+// lines). Not part of the module. Its init runs after main.go's (files initialise in name
+// order), so its registration replaces the plain one.
 
 const memdebugEvery = 10_000
 
