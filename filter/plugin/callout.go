@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpmesh/gateway/shared/checkapi"
@@ -130,17 +131,44 @@ func (f *Filter) bundleFrom(res jsontext.Value, now time.Time) (*bundle, error) 
 		}
 		b.session = newSessionBinding(key)
 	}
-	for _, g := range id.Get(checkapi.FieldGroups).Array() {
-		b.input.Groups = append(b.input.Groups, g.String())
+	if groups := id.Get(checkapi.FieldGroups).Array(); len(groups) > 0 {
+		b.input.Groups = make([]string, len(groups))
+		for i, g := range groups {
+			b.input.Groups[i] = g.String()
+		}
 	}
-	if claims := id.Get(checkapi.FieldClaims); claims.Kind() == jsontext.Object {
-		b.input.Claims = map[string][]string{}
+	type claim struct {
+		name string
+		vals []string
+	}
+	var cl []claim
+	claims := id.Get(checkapi.FieldClaims)
+	if claims.Kind() == jsontext.Object {
 		for k, v := range claims.Members() {
 			vals := make([]string, 0, 1)
 			for _, e := range v.Array() {
 				vals = append(vals, e.String())
 			}
-			b.input.Claims[k.String()] = vals // the last of duplicated names wins, as before
+			cl = append(cl, claim{k.String(), vals})
+		}
+	}
+	// The strings are substrings of the whole answer: copied together, the bundle keeps them
+	// and not the answer's syntax and members it does not use.
+	strs := []*string{&b.input.User, &b.input.Email, &b.input.Name, &b.input.ClientID, &b.assertion, &b.upstreamToken, &b.clientToken}
+	for i := range b.input.Groups {
+		strs = append(strs, &b.input.Groups[i])
+	}
+	for i := range cl {
+		strs = append(strs, &cl[i].name)
+		for j := range cl[i].vals {
+			strs = append(strs, &cl[i].vals[j])
+		}
+	}
+	compactStrings(strs)
+	if claims.Kind() == jsontext.Object {
+		b.input.Claims = make(map[string][]string, len(cl))
+		for _, c := range cl {
+			b.input.Claims[c.name] = c.vals // the last of duplicated names wins, as before
 		}
 	}
 	b.expires = now.Add(time.Duration(f.cfg.CacheTTLSeconds) * time.Second)
@@ -154,4 +182,22 @@ func (f *Filter) bundleFrom(res jsontext.Value, now time.Time) (*bundle, error) 
 		}
 	}
 	return b, nil
+}
+
+// compactStrings copies the strings strs point to into one allocation and points them at
+// their copies.
+func compactStrings(strs []*string) {
+	n := 0
+	for _, p := range strs {
+		n += len(*p)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, p := range strs {
+		sb.WriteString(*p)
+	}
+	all := sb.String()
+	for _, p := range strs {
+		*p, all = all[:len(*p)], all[len(*p):]
+	}
 }

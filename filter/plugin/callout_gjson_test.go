@@ -144,10 +144,10 @@ func checkSameBundle(t *testing.T, body string, b *bundle, err error, f *Filter,
 		return
 	}
 	if !reflect.DeepEqual(b.input, want.input) || b.assertion != want.assertion || b.upstreamToken != want.upstreamToken ||
-		b.clientToken != want.clientToken || !b.expires.Equal(want.expires) || (b.session.mac == nil) != (want.session.mac == nil) {
+		b.clientToken != want.clientToken || !b.expires.Equal(want.expires) || (b.session.key == nil) != (want.session.key == nil) {
 		t.Fatalf("%q: bundle\n%+v\ngjson reading\n%+v", body, *b, *want)
 	}
-	if b.session.mac != nil {
+	if b.session.key != nil {
 		var got, wantTag [sessionTagLen]byte
 		b.session.tag(&got, "session-1")
 		want.session.tag(&wantTag, "session-1")

@@ -25,7 +25,10 @@ const (
 	// entryOverhead approximates what an entry costs beyond its strings: the key, the map
 	// slot, the bundle struct and the policy input.
 	entryOverhead = 256
-	// sessionBindingCost approximates a bundle's session binding (an HMAC-SHA256 state).
+	// sessionBindingCost is what a bundle's session binding counts for: its key and the last
+	// session IDs it wrapped and verified. It is the figure of the HMAC-SHA256 state the
+	// binding held until it kept only the key, unchanged so that the cache's bounds admit
+	// the same entries as before.
 	sessionBindingCost = 640
 )
 
@@ -38,7 +41,7 @@ func negative(expires time.Time) *bundle {
 func bundleSize(b *bundle) int {
 	n := entryOverhead + len(b.assertion) + len(b.upstreamToken) + len(b.clientToken) +
 		len(b.input.User) + len(b.input.Email) + len(b.input.Name)
-	if b.session.mac != nil {
+	if b.session.key != nil {
 		n += sessionBindingCost
 	}
 	for _, g := range b.input.Groups {

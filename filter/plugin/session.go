@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"hash"
 	"strings"
 
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
@@ -34,32 +33,40 @@ const sessionHeader = "mcp-session-id"
 const sessionTagLen = 22
 
 // sessionBinding is the per-bundle state of the session MAC.
+//
+// It keeps the session key, not a keyed HMAC: an HMAC-SHA256 state (two SHA-256 digests and
+// their pads) is about 540 bytes, over half of a cached bundle, and most bundles compute a
+// tag once per session ID (the last pair is remembered), so a tag makes its HMAC afresh —
+// four SHA-256 blocks, as the first tag of a kept HMAC cost with its construction
+// (BENCHMARKS.md, "Memory per VM").
 type sessionBinding struct {
-	mac hash.Hash // HMAC-SHA256 keyed with the session key; nil without one
+	key []byte // the session key; nil without one. Never written after newSessionBinding.
 	// The last pair wrapped or verified: a session sends one ID on every request, so most
 	// checks are a string comparison instead of a MAC.
 	lastWrapped, lastID string
 }
 
+// newSessionBinding binds sessions with key, which the binding keeps: the caller must not
+// change it afterwards.
 func newSessionBinding(key []byte) sessionBinding {
 	if len(key) == 0 {
 		return sessionBinding{}
 	}
-	return sessionBinding{mac: hmac.New(sha256.New, key)}
+	return sessionBinding{key: key}
 }
 
 // tag computes the tag of an upstream session ID into dst.
 func (sb *sessionBinding) tag(dst *[sessionTagLen]byte, id string) {
 	var sum [sha256.Size]byte
-	sb.mac.Reset()
-	sb.mac.Write([]byte(id))
-	base64.RawURLEncoding.Encode(dst[:], sb.mac.Sum(sum[:0])[:16])
+	mac := hmac.New(sha256.New, sb.key)
+	mac.Write([]byte(id))
+	base64.RawURLEncoding.Encode(dst[:], mac.Sum(sum[:0])[:16])
 }
 
 // wrap returns the session ID the client is given for the upstream's id, or false when the
 // bundle has no session key (the ID is then withheld: a session cannot be bound).
 func (sb *sessionBinding) wrap(id string) (string, bool) {
-	if sb.mac == nil {
+	if sb.key == nil {
 		return "", false
 	}
 	if id == sb.lastID && sb.lastWrapped != "" {
@@ -75,7 +82,7 @@ func (sb *sessionBinding) wrap(id string) (string, bool) {
 // unwrap returns the upstream's session ID from the client's, or false when the client's
 // was not issued for this bundle's user and route.
 func (sb *sessionBinding) unwrap(v string) (string, bool) {
-	if sb.mac == nil || len(v) < sessionTagLen+2 || v[sessionTagLen] != '.' {
+	if sb.key == nil || len(v) < sessionTagLen+2 || v[sessionTagLen] != '.' {
 		return "", false
 	}
 	if v == sb.lastWrapped {

@@ -20,10 +20,11 @@ const (
 	memoryRequests = 100_000
 	memoryTokens   = 1_000
 	// maxVMMemory bounds the linear memory of one filter VM after memoryRequests mixed
-	// requests. Issue 17 asks for 6 MiB; today's module settles at 12 MiB (4.5 MiB after
-	// start, BENCHMARKS.md "Performance work (issue 17)"), so the bound is that figure with a
-	// margin: it catches state that grows with requests, not yet the goal.
-	maxVMMemory = 16 << 20
+	// requests. Issue 17 asks for 6 MiB; today's module settles at 8.75 MiB at the default
+	// GOGC (4 MiB after start; BENCHMARKS.md "Memory per VM" says what it is made of and why
+	// 6 MiB is out of reach at GOGC=100), so the bound is that figure with a margin: it
+	// catches state that grows with requests, not the goal.
+	maxVMMemory = 10 << 20
 )
 
 // TestFilterMemory_MixedRequestsWithDistinctTokens sends memoryRequests requests to one VM —
@@ -35,7 +36,8 @@ const (
 //
 // The guest's clocks advance 1 µs per reading, so that the figure does not depend on the
 // machine's load; TestFilterMemory_GCLimiterCannotStallCollection runs with the real clock.
-// MEMTEST_REAL_CLOCK=1 and MEMTEST_GUEST_ENV=K=V,K=V (e.g. GOGC=50) change that here.
+// MEMTEST_REAL_CLOCK=1 and MEMTEST_GUEST_ENV=K=V,K=V (e.g. GOGC=100) change that here, and
+// MEMTEST_LEGACY=1 runs the VM in the legacy Envoy mode (host.CompatLegacy).
 func TestFilterMemory_MixedRequestsWithDistinctTokens(t *testing.T) {
 	n := memoryRequests
 	if testing.Short() {
@@ -49,7 +51,11 @@ func TestFilterMemory_MixedRequestsWithDistinctTokens(t *testing.T) {
 			env[k] = v
 		}
 	}
-	mem, err := runMixed(t, n, os.Getenv("MEMTEST_REAL_CLOCK") != "", env)
+	compat := host.CompatCurrent
+	if os.Getenv("MEMTEST_LEGACY") != "" {
+		compat = host.CompatLegacy
+	}
+	mem, err := runMixed(t, n, os.Getenv("MEMTEST_REAL_CLOCK") != "", env, compat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +75,9 @@ func TestFilterMemory_MixedRequestsWithDistinctTokens(t *testing.T) {
 // about 4.5 KB a request (90 MiB after 20,000) and never collected again.
 func TestFilterMemory_GCLimiterCannotStallCollection(t *testing.T) {
 	const n = 20_000
-	mem, err := runMixed(t, n, true, map[string]string{"GOMEMLIMIT": "5MiB"})
+	// Only in the current Envoy mode: in the legacy one the filter cannot yield
+	// (docs/filter.md), and a memory limit still stalls the collection there.
+	mem, err := runMixed(t, n, true, map[string]string{"GOMEMLIMIT": "5MiB"}, host.CompatCurrent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +89,8 @@ func TestFilterMemory_GCLimiterCannotStallCollection(t *testing.T) {
 
 // runMixed sends n mixed requests through a one-VM host and returns its linear memory size.
 // The guest's clock is the real one when realClock is set, otherwise one that advances 1 µs a
-// reading; env is the guest's environment (GOGC, GOMEMLIMIT).
-func runMixed(t testing.TB, n int, realClock bool, env map[string]string) (uint32, error) {
+// reading; env is the guest's environment (GOGC, GOMEMLIMIT); compat the Envoy mode.
+func runMixed(t testing.TB, n int, realClock bool, env map[string]string, compat host.Compat) (uint32, error) {
 	ctx := context.Background()
 	check := &CheckServer{}
 	// Every token is answered as alice's: the same identity, a bundle per token and route.
@@ -102,6 +110,7 @@ func runMixed(t testing.TB, n int, realClock bool, env map[string]string) (uint3
 			o.Now = func() time.Time { return base.Add(time.Duration(ticks.Add(1000))) }
 		}
 		o.Env = env
+		o.Compat = compat
 	})
 	if err != nil {
 		return 0, err
@@ -132,6 +141,12 @@ func runMixed(t testing.TB, n int, realClock bool, env map[string]string) (uint3
 		}
 		if (i+1)%(n/5) == 0 {
 			t.Logf("linear memory after %d requests: %d bytes", i+1, h.MemoryBytes(0))
+		}
+	}
+	// A module built with -tags memdebug (filter/memdebug_wasip1.go) prints its heap figures.
+	for _, e := range h.Logs() {
+		if strings.Contains(e.Message, "memdebug ") {
+			t.Log(e.Message)
 		}
 	}
 	if calls := check.Calls.Load(); calls < memoryTokens {
