@@ -1,15 +1,12 @@
 package plugin
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
-	"hash"
 	"strings"
 
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
 	"github.com/mcpmesh/gateway/shared/policy"
+	"github.com/mcpmesh/gateway/shared/sha2"
 )
 
 // MCP session binding (docs/decisions.md, "MCP sessions are bound to their user").
@@ -35,7 +32,7 @@ const sessionTagLen = 22
 
 // sessionBinding is the per-bundle state of the session MAC.
 type sessionBinding struct {
-	mac hash.Hash // HMAC-SHA256 keyed with the session key; nil without one
+	mac *sha2.MAC // HMAC-SHA256 keyed with the session key; nil without one
 	// The last pair wrapped or verified: a session sends one ID on every request, so most
 	// checks are a string comparison instead of a MAC.
 	lastWrapped, lastID string
@@ -45,12 +42,12 @@ func newSessionBinding(key []byte) sessionBinding {
 	if len(key) == 0 {
 		return sessionBinding{}
 	}
-	return sessionBinding{mac: hmac.New(sha256.New, key)}
+	return sessionBinding{mac: sha2.NewMAC(key)}
 }
 
 // tag computes the tag of an upstream session ID into dst.
 func (sb *sessionBinding) tag(dst *[sessionTagLen]byte, id string) {
-	var sum [sha256.Size]byte
+	var sum [sha2.Size]byte
 	sb.mac.Reset()
 	sb.mac.Write([]byte(id))
 	base64.RawURLEncoding.Encode(dst[:], sb.mac.Sum(sum[:0])[:16])
@@ -84,7 +81,7 @@ func (sb *sessionBinding) unwrap(v string) (string, bool) {
 	id := v[sessionTagLen+1:]
 	var t [sessionTagLen]byte
 	sb.tag(&t, id)
-	if subtle.ConstantTimeCompare(t[:], []byte(v[:sessionTagLen])) != 1 {
+	if !sha2.Equal(t[:], []byte(v[:sessionTagLen])) {
 		return "", false
 	}
 	sb.lastWrapped, sb.lastID = v, id

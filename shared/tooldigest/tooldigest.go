@@ -14,7 +14,6 @@
 package tooldigest
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"math"
@@ -25,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpmesh/gateway/shared/jsontext"
+	"github.com/mcpmesh/gateway/shared/sha2"
 )
 
 // Members are the members of a tool definition the digest covers, in the order JCS sorts them.
@@ -81,7 +81,7 @@ func Digest(tool []byte) (string, error) {
 		}
 	}
 	out = append(out, '}')
-	sum := sha256.Sum256(out)
+	sum := sha2.Sum256(out)
 	return Prefix + hex.EncodeToString(sum[:]), nil
 }
 
