@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"encoding/base64"
-	"strings"
 
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
 	"github.com/mcpmesh/gateway/shared/policy"
@@ -168,5 +167,5 @@ func (s *stream) bindSession(id string) {
 // isUnderscoreSpelling reports whether name is canonical spelled with some '-' as '_', as
 // servers that map both to '_' (CGI, WSGI, Rack) read it.
 func isUnderscoreSpelling(name, canonical string) bool {
-	return len(name) == len(canonical) && name != canonical && strings.ReplaceAll(name, "_", "-") == canonical
+	return len(name) == len(canonical) && name != canonical && replaceByte(name, '_', '-') == canonical
 }

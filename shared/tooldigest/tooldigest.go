@@ -271,7 +271,8 @@ func FormatNumber(f float64) string {
 	}
 	e := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±xx
 	mant, exp, _ := strings.Cut(e, "e")
-	digits := strings.Replace(mant, ".", "", 1)
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := intPart + frac
 	x, _ := strconv.Atoi(exp)
 	n, k := x+1, len(digits) // f = 0.digits × 10^n
 	var s string
