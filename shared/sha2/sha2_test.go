@@ -145,3 +145,42 @@ func FuzzEqual_MatchesStdlib(f *testing.F) {
 		}
 	})
 }
+
+// The filter's uses: one MAC of a session ID, one digest of a ~1 KiB tool definition. Run
+// as a wasip1 test binary under build/instr.sh to compare instruction counts with the
+// standard library's.
+func BenchmarkMAC_SessionID(b *testing.B) {
+	m := NewMAC([]byte("0123456789abcdef0123456789abcdef"))
+	id := []byte("c0ffee00-1234-4567-89ab-0123456789ab")
+	var sum [Size]byte
+	for b.Loop() {
+		m.Reset()
+		m.Write(id)
+		m.Sum(sum[:0])
+	}
+}
+
+func BenchmarkMAC_SessionID_Stdlib(b *testing.B) {
+	m := hmac.New(sha256.New, []byte("0123456789abcdef0123456789abcdef"))
+	id := []byte("c0ffee00-1234-4567-89ab-0123456789ab")
+	var sum [Size]byte
+	for b.Loop() {
+		m.Reset()
+		m.Write(id)
+		m.Sum(sum[:0])
+	}
+}
+
+func BenchmarkSum256_1KiB(b *testing.B) {
+	msg := bytes.Repeat([]byte("x"), 1024)
+	for b.Loop() {
+		Sum256(msg)
+	}
+}
+
+func BenchmarkSum256_1KiB_Stdlib(b *testing.B) {
+	msg := bytes.Repeat([]byte("x"), 1024)
+	for b.Loop() {
+		sha256.Sum256(msg)
+	}
+}
