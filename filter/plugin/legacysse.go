@@ -35,7 +35,15 @@ func isSessionParam(name string) bool {
 		name = name[:i]
 	}
 	if strings.ContainsAny(name, "_. -") {
-		name = strings.NewReplacer("_", "", ".", "", " ", "", "-", "").Replace(name)
+		// Byte by byte, as strings.NewReplacer("_", "", ".", "", " ", "", "-", "") does;
+		// a Replacer costs the module 20 KB.
+		kept := make([]byte, 0, len(name))
+		for i := range len(name) {
+			if c := name[i]; c != '_' && c != '.' && c != ' ' && c != '-' {
+				kept = append(kept, c)
+			}
+		}
+		name = string(kept)
 	}
 	return strings.EqualFold(name, "sessionid")
 }

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -47,6 +48,29 @@ func FuzzQueryEscape_MatchesNetURL(f *testing.F) {
 		want, err := url.QueryUnescape(s)
 		if ok != (err == nil) || ok && got != want {
 			t.Fatalf("queryUnescape(%q) = %q, %v; url.QueryUnescape %q, %v", s, got, ok, want, err)
+		}
+	})
+}
+
+// FuzzIsSessionParam_MatchesReplacer compares isSessionParam with its former form, which
+// removed '_', '.', ' ' and '-' with a strings.Replacer.
+func FuzzIsSessionParam_MatchesReplacer(f *testing.F) {
+	for _, s := range []string{"sessionId", "session_id", "Session.ID", "session id[]", "s-e_s.s ion%49d", "sessi\xffonid", "ſessionid", "x"} {
+		f.Add(s)
+	}
+	strip := strings.NewReplacer("_", "", ".", "", " ", "", "-", "")
+	f.Fuzz(func(t *testing.T, name string) {
+		want := name
+		if strings.ContainsAny(want, "%+") {
+			if n, ok := queryUnescape(want); ok {
+				want = n
+			}
+		}
+		if i := strings.IndexByte(want, '['); i >= 0 {
+			want = want[:i]
+		}
+		if got, want := isSessionParam(name), strings.EqualFold(strip.Replace(want), "sessionid"); got != want {
+			t.Fatalf("isSessionParam(%q) = %v, want %v", name, got, want)
 		}
 	})
 }

@@ -1,14 +1,12 @@
 package plugin
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"strings"
 
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
 	"github.com/mcpmesh/gateway/shared/policy"
+	"github.com/mcpmesh/gateway/shared/sha2"
 )
 
 // MCP session binding (docs/decisions.md, "MCP sessions are bound to their user").
@@ -35,7 +33,8 @@ const sessionTagLen = 22
 // sessionBinding is the per-bundle state of the session MAC.
 //
 // It keeps the session key, not a keyed HMAC: an HMAC-SHA256 state (two SHA-256 digests and
-// their pads) is about 540 bytes, over half of a cached bundle, and most bundles compute a
+// their pads) was about 540 bytes with crypto/hmac, over half of a cached bundle, and is a few
+// hundred with shared/sha2's MAC; most bundles compute a
 // tag once per session ID (the last pair is remembered), so a tag makes its HMAC afresh —
 // four SHA-256 blocks, as the first tag of a kept HMAC cost with its construction
 // (BENCHMARKS.md, "Memory per VM").
@@ -57,8 +56,8 @@ func newSessionBinding(key []byte) sessionBinding {
 
 // tag computes the tag of an upstream session ID into dst.
 func (sb *sessionBinding) tag(dst *[sessionTagLen]byte, id string) {
-	var sum [sha256.Size]byte
-	mac := hmac.New(sha256.New, sb.key)
+	var sum [sha2.Size]byte
+	mac := sha2.NewMAC(sb.key)
 	mac.Write([]byte(id))
 	base64.RawURLEncoding.Encode(dst[:], mac.Sum(sum[:0])[:16])
 }
@@ -91,7 +90,7 @@ func (sb *sessionBinding) unwrap(v string) (string, bool) {
 	id := v[sessionTagLen+1:]
 	var t [sessionTagLen]byte
 	sb.tag(&t, id)
-	if subtle.ConstantTimeCompare(t[:], []byte(v[:sessionTagLen])) != 1 {
+	if !sha2.Equal(t[:], []byte(v[:sessionTagLen])) {
 		return "", false
 	}
 	sb.lastWrapped, sb.lastID = v, id
@@ -178,5 +177,5 @@ func (s *stream) bindSession(id string) {
 // isUnderscoreSpelling reports whether name is canonical spelled with some '-' as '_', as
 // servers that map both to '_' (CGI, WSGI, Rack) read it.
 func isUnderscoreSpelling(name, canonical string) bool {
-	return len(name) == len(canonical) && name != canonical && strings.ReplaceAll(name, "_", "-") == canonical
+	return len(name) == len(canonical) && name != canonical && replaceByte(name, '_', '-') == canonical
 }

@@ -14,7 +14,6 @@
 package tooldigest
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"math"
@@ -25,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpmesh/gateway/shared/jsontext"
+	"github.com/mcpmesh/gateway/shared/sha2"
 )
 
 // Members are the members of a tool definition the digest covers, in the order JCS sorts them.
@@ -81,7 +81,7 @@ func Digest(tool []byte) (string, error) {
 		}
 	}
 	out = append(out, '}')
-	sum := sha256.Sum256(out)
+	sum := sha2.Sum256(out)
 	return Prefix + hex.EncodeToString(sum[:]), nil
 }
 
@@ -271,7 +271,8 @@ func FormatNumber(f float64) string {
 	}
 	e := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±xx
 	mant, exp, _ := strings.Cut(e, "e")
-	digits := strings.Replace(mant, ".", "", 1)
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := intPart + frac
 	x, _ := strconv.Atoi(exp)
 	n, k := x+1, len(digits) // f = 0.digits × 10^n
 	var s string
