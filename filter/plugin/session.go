@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"encoding/base64"
-	"strings"
 
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
 	"github.com/mcpmesh/gateway/shared/policy"
