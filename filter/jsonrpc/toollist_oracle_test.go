@@ -301,4 +301,3 @@ func (s *oracleKeySet) add(k string) bool {
 	}
 	return true
 }
-

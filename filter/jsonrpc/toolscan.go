@@ -27,11 +27,11 @@ type listIndex struct {
 
 // msgIndex is one message of the body, or one batch element.
 type msgIndex struct {
-	notObject bool                    // a batch element that is not an object
-	err       string                  // readResponse's first problem with the members, or ""
+	notObject bool                     // a batch element that is not an object
+	err       string                   // readResponse's first problem with the members, or ""
 	v         [numMessageFields]string // the raw values of messageFields
-	resultAt  int                     // where v[fResult] starts in the body
-	res       resultIndex             // what is in v[fResult] when it is an object
+	resultAt  int                      // where v[fResult] starts in the body
+	res       resultIndex              // what is in v[fResult] when it is an object
 }
 
 // resultIndex is what appendResult reads of a result object, up to its first problem.
