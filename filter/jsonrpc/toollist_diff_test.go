@@ -118,13 +118,17 @@ func diffBodies() []string {
 		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","s":tru}]}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a",}]}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"},]}}`,
-		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}],"x":` + deep(MaxDepth-3) + `}}`,
+		// At the depth limit and one beyond it: in a result, in a tool, in a batch.
 		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}],"x":` + deep(MaxDepth-2) + `}}`,
-		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}],"x":` + deep(MaxDepth-2) + `}`,
-		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","x":` + deep(MaxDepth-5) + `}]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}],"x":` + deep(MaxDepth-1) + `}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}],"x":` + deep(MaxDepth-1) + `}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","x":` + deep(MaxDepth-4) + `}]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","x":` + deep(MaxDepth-3) + `}]}}`,
 		`[{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","x":` + deep(MaxDepth-5) + `}]}}]`,
-		`[{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","x":` + deep(MaxDepth-6) + `}]}}]`,
+		`[{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","x":` + deep(MaxDepth-4) + `}]}}]`,
+		`[{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","x":{"y":` + deep(MaxDepth-6) + `}}]}}]`,
+		`[{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","x":{"y":` + deep(MaxDepth-5) + `}}]}}]`,
+		deep(MaxDepth), deep(MaxDepth + 1),
 		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"deny","name":"a"}]},"x":` + deep(MaxDepth) + `}`,
 	}
 	var many strings.Builder
@@ -150,17 +154,23 @@ func diffBodies() []string {
 // the tool lists of the benchmarks, in every filter mode.
 func TestRewriteToolLists_MatchesOracle(t *testing.T) {
 	t.Parallel()
+	deep := 0
 	for _, body := range diffBodies() {
+		if jsontext.Validate([]byte(body), MaxDepth) == jsontext.TooDeep {
+			deep++
+		}
 		for mode := range byte(32) {
 			checkMatchesOracle(t, []byte(body), mode)
 		}
 	}
+	if deep != 7 {
+		t.Errorf("%d bodies too deep, want 7 (beyond the limit in each place)", deep)
+	}
 }
 
 // FuzzRewriteToolLists_MatchesOracle compares RewriteToolLists with oracleRewriteToolLists
-// (checkMatchesOracle) on any body and filter. Seeds: diffBodies, the corpora of the other
-// fuzz targets of this package (testdata/fuzz) and testdata/fuzz/
-// FuzzRewriteToolLists_MatchesOracle.
+// (checkMatchesOracle) on any body and filter. Seeds: diffBodies and the corpora of the other
+// fuzz targets of this package (testdata/fuzz).
 func FuzzRewriteToolLists_MatchesOracle(f *testing.F) {
 	for i, body := range diffBodies() {
 		f.Add([]byte(body), byte(i))

@@ -28,7 +28,7 @@ type listIndex struct {
 // msgIndex is one message of the body, or one batch element.
 type msgIndex struct {
 	notObject bool                     // a batch element that is not an object
-	err       string                   // readResponse's first problem with the members, or ""
+	err       string                   // the first problem with its members, or ""
 	v         [numMessageFields]string // the raw values of messageFields
 	resultAt  int                      // where v[fResult] starts in the body
 	res       resultIndex              // what is in v[fResult] when it is an object
@@ -153,9 +153,9 @@ func (t *toolScan) batch(i int) int {
 	return end
 }
 
-// message reads the object at i, within depth containers, into t.msgs[k] as readResponse
-// reads it: the first duplicated member of messageFields or member named like one but for
-// case is its problem.
+// message reads the object at i, within depth containers, into t.msgs[k]: the raw values of
+// messageFields; the first duplicated member of messageFields, or member named like one but
+// for case, is its problem (other members may repeat, as in readMembers).
 func (t *toolScan) message(i, depth, k int) int {
 	i, end, ok := t.open(i, depth, '}')
 	for ok && i >= 0 {
@@ -201,9 +201,8 @@ func (t *toolScan) message(i, depth, k int) int {
 	return end
 }
 
-// result reads the object at i, within depth containers, as appendResult reads a result: its
-// members must be distinct; tools and cacheScope are found, members named like them but for
-// case refused.
+// result reads the result object at i, within depth containers: its members must all be
+// distinct; tools and cacheScope are found, members named like them but for case refused.
 func (t *toolScan) result(i, depth int, r *resultIndex) int {
 	var seen keySet
 	r.first = len(t.tools)
@@ -246,8 +245,8 @@ func (t *toolScan) result(i, depth int, r *resultIndex) int {
 	return end
 }
 
-// toolArray reads the tools value at i, within depth containers, as appendTools reads it:
-// each tool up to the first that cannot be read.
+// toolArray reads the tools value at i, within depth containers: an array whose tools are
+// indexed up to the first that cannot be read (its problem is r.toolsErr).
 func (t *toolScan) toolArray(i, depth int, r *resultIndex) int {
 	if t.peek(i) != '[' {
 		r.toolsErr = "result.tools is not an array"
@@ -282,9 +281,9 @@ func (t *toolScan) toolArray(i, depth int, r *resultIndex) int {
 	return end
 }
 
-// tool reads the tool object at i, within depth containers, as toolName reads it: its members
-// distinct, a member name whose value is a non-empty string of clean text, no member named
-// like it but for case. Its problem goes to r.toolsErr.
+// tool reads the tool object at i, within depth containers: its members must all be distinct,
+// its member name a non-empty string of clean text, and no member be named like it but for
+// case. Its problem goes to r.toolsErr.
 func (t *toolScan) tool(i, depth int, tl *toolIndex, r *resultIndex) int {
 	var seen keySet
 	i, end, ok := t.open(i, depth, '}')
