@@ -13,6 +13,11 @@
 // them. Fuzz targets compare the validator with gjson (in shared/jsontext) and the whole
 // reading with the gjson-based reader it replaced; gjson is only a test dependency.
 //
+// A tool list in a server's answer ([RewriteToolLists]) is read in one pass instead
+// (toolscan.go): a reader that validates as jsontext.Validate does indexes each message, its
+// result's tools and each tool's span and name, and the rewrite copies the kept tools from that
+// index. FuzzRewriteToolLists_MatchesOracle compares it with the former two-pass reader.
+//
 // The parser is strict where leniency could hide a tool call from policy. Whatever the
 // upstream MCP server reads must be what policy saw, so a body is refused when its reading
 // could depend on the JSON decoder:

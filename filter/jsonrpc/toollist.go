@@ -159,68 +159,58 @@ func toolListError(reason string) error {
 // why the body cannot be rewritten safely: not valid JSON, nested too deep, a duplicated
 // member, a response whose result or tools are not what MCP says, a tool without a clean
 // string name.
+//
+// The body is read once (toolScan, which validates it) and f.Allow is called only for a
+// valid body, tool by tool in order, up to the first problem.
 func RewriteToolLists(body []byte, f *ToolListFilter) (out []byte, res ToolListResult, err error) {
 	if len(body) > MaxToolListBytes {
 		return nil, res, toolListError("longer than " + strconv.Itoa(MaxToolListBytes) + " bytes")
 	}
-	switch jsontext.Validate(body, MaxDepth) {
-	case jsontext.TooDeep:
-		return nil, res, toolListError("nested deeper than " + strconv.Itoa(MaxDepth))
-	case jsontext.Invalid:
-		if f.AnyID && len(f.IDs) == 0 {
-			return body, res, nil
-		}
-		return nil, res, toolListError("not JSON")
-	}
 	text := string(body)
-	start := skipSpaceString(text, 0)
-	if start == len(text) {
-		return nil, res, toolListError("empty")
+	sc := toolScan{b: body, s: text}
+	if !sc.scan() {
+		switch jsontext.Validate(body, MaxDepth) {
+		case jsontext.TooDeep:
+			return nil, res, toolListError("nested deeper than " + strconv.Itoa(MaxDepth))
+		case jsontext.Invalid:
+			if f.AnyID && len(f.IDs) == 0 {
+				return body, res, nil
+			}
+		}
+		return nil, res, toolListError("not JSON") // Valid here would be a bug of toolScan: fail closed
+	}
+	if start := skipSpaceString(text, 0); text[start] != '{' && text[start] != '[' {
+		return nil, res, toolListError("not an object or an array")
 	}
 	var b []byte // the output, once something changed
 	done := 0    // text[:done] is in b
-	rewrite := func(i int) (int, error) {
-		n, at, result, own, err := readResponse(text[i:], f)
-		if err != nil || result == "" {
-			return n, err
+	for k := range sc.msgs {
+		m := &sc.msgs[k]
+		if m.notObject {
+			return nil, res, toolListError("batch element is not an object")
+		}
+		own, err := m.response(f)
+		if err != nil {
+			return nil, res, err
+		}
+		if m.v[fResult] == "" {
+			continue // not a result to filter
 		}
 		if b == nil {
 			b = make([]byte, 0, len(text)+32)
 		}
 		mark := len(b)
-		b = append(b, text[done:i+at]...)
-		out, err := appendResult(b, result, f, &res)
+		b = append(b, text[done:m.resultAt]...)
+		out, err := appendResult(b, text, m.resultAt, &m.res, sc.tools, f, &res)
 		if err != nil {
 			if errors.Is(err, errNotAList) && !own {
 				b = b[:mark] // a result of another method: unchanged
-				return n, nil
+				continue
 			}
-			return 0, err
-		}
-		b = out
-		done = i + at + len(result)
-		return n, nil
-	}
-	switch text[start] {
-	case '{':
-		if _, err := rewrite(start); err != nil {
 			return nil, res, err
 		}
-	case '[':
-		for i := skipSpaceString(text, start+1); i < len(text) && text[i] != ']'; {
-			if text[i] != '{' {
-				return nil, res, toolListError("batch element is not an object")
-			}
-			n, err := rewrite(i)
-			if err != nil {
-				return nil, res, err
-			}
-			if i = skipSpaceString(text, i+n); i < len(text) && text[i] == ',' {
-				i = skipSpaceString(text, i+1)
-			}
-		}
-	default:
-		return nil, res, toolListError("not an object or an array")
+		b = out
+		done = m.res.end
 	}
 	if b == nil {
 		return body, res, nil
@@ -228,180 +218,109 @@ func RewriteToolLists(body []byte, f *ToolListFilter) (out []byte, res ToolListR
 	return append(b, text[done:]...), res, nil
 }
 
-// readResponse reads the message that starts s: the length of its text and, when it answers
-// one of f.IDs (own) or, with f.AnyID, any id with a result, that result and where it starts
-// in s ("" otherwise). Like readMembers it refuses a duplicated member and a member named
-// like one of messageFields but for case. A response to another id than f.IDs is read as
-// f.AnyID says: what is not a tools/list result passes.
-func readResponse(s string, f *ToolListFilter) (n, at int, result string, own bool, err error) {
-	var v [numMessageFields]string
-	m := newMembers(s)
-	for {
-		rawKey := m.key()
-		if rawKey == "" {
-			break
-		}
-		key := decodeString(rawKey)
-		i := slices.Index(messageFields[:], key)
-		if i < 0 {
-			for _, name := range messageFields {
-				if strings.EqualFold(key, name) {
-					return 0, 0, "", false, toolListError("member name differs from " + name + " only by case")
-				}
-			}
-			m.value()
-			continue
-		}
-		if v[i] != "" {
-			return 0, 0, "", false, toolListError("duplicate member " + messageFields[i])
-		}
-		if i == fResult {
-			at = m.i
-		}
-		v[i] = m.value()
+// response decides whether the message answers one of f.IDs (own) or, with f.AnyID, any id
+// with a result, an object then in v[fResult]; when it does not, it clears v[fResult]. Like
+// readMembers it refuses a duplicated member and a member named like one of messageFields
+// but for case (m.err). A response to
+// another id than f.IDs is read as f.AnyID says: what is not a tools/list result passes.
+func (m *msgIndex) response(f *ToolListFilter) (own bool, err error) {
+	if m.err != "" {
+		return false, toolListError(m.err)
 	}
-	n = m.end
+	v := &m.v
+	pass := func() (bool, error) {
+		v[fResult] = ""
+		return false, nil
+	}
 	if v[fMethod] != "" || (v[fID] == "" && !f.AnyID) {
-		return n, 0, "", false, nil // a request or a notification of the server's
+		return pass() // a request or a notification of the server's
 	}
 	own = v[fID] != "" && slices.Contains(f.IDs, IDKey(v[fID]))
 	if !f.AnyID && !own {
-		return n, 0, "", false, nil
+		return pass()
 	}
 	switch {
 	case v[fResult] == "" && v[fError] == "" && !own:
-		return n, 0, "", false, nil
+		return pass()
 	case v[fResult] == "" && v[fError] == "":
-		return 0, 0, "", own, toolListError("response without result or error")
+		return own, toolListError("response without result or error")
 	case v[fResult] == "":
-		return n, 0, "", own, nil // an error answers the list: nothing to filter
+		return pass() // an error answers the list: nothing to filter
 	case v[fError] != "":
-		return 0, 0, "", own, toolListError("response with both result and error")
+		return own, toolListError("response with both result and error")
 	case !isObject(v[fResult]) && !own:
-		return n, 0, "", false, nil
+		return pass()
 	case !isObject(v[fResult]):
-		return 0, 0, "", own, toolListError("result is not an object")
+		return own, toolListError("result is not an object")
 	}
-	return n, at, v[fResult], own, nil
+	return own, nil
 }
 
-// appendResult appends the tools/list result obj to dst with the refused tools removed and
-// its cacheScope made private.
-func appendResult(dst []byte, obj string, f *ToolListFilter, res *ToolListResult) ([]byte, error) {
-	seen := newKeySet()
-	m := newMembers(obj)
-	last := 0 // obj[last:at] is copied next
-	hasTools, hasScope := false, false
-	var err error
-	for {
-		rawKey := m.key()
-		if rawKey == "" {
-			break
-		}
-		key := decodeString(rawKey)
-		if !seen.add(key) {
-			return nil, toolListError("duplicate member result." + quoteKey(key))
-		}
-		at := m.i
-		switch {
-		case key == "tools":
-			hasTools = true
-			dst = append(dst, obj[last:at]...)
-			var n int
-			if dst, n, err = appendTools(dst, m.rest(), f, res); err != nil {
-				return nil, err
+// appendResult appends the tools/list result that starts at text[at] (read into r) to dst
+// with the refused tools removed and its cacheScope made private. tools holds r's tools.
+func appendResult(dst []byte, text string, at int, r *resultIndex, tools []toolIndex, f *ToolListFilter, res *ToolListResult) ([]byte, error) {
+	if r.hasTools {
+		tools = tools[r.first : r.first+r.n]
+		for k := range tools {
+			if tools[k].kept = f.Allow(tools[k].name, text[tools[k].start:tools[k].end]); !tools[k].kept {
+				res.Removed++
 			}
-			m.skip(n)
-			last = at + n
-		case key == "cacheScope":
-			hasScope = true
-			dst = append(dst, obj[last:at]...)
-			dst = append(dst, `"`+CacheScopePrivate+`"`...)
-			last = at + len(m.value())
-		case strings.EqualFold(key, "tools") || strings.EqualFold(key, "cacheScope"):
-			return nil, toolListError("member name differs from result." + quoteKey(key) + " only by case")
-		default:
-			m.value()
+		}
+		if r.toolsErr != "" {
+			return nil, toolListError(r.toolsErr)
 		}
 	}
-	if !hasTools {
+	if r.err != "" {
+		return nil, toolListError(r.err)
+	}
+	if !r.hasTools {
 		return nil, errNotAList
 	}
-	end := m.end - 1 // the closing brace
-	dst = append(dst, obj[last:end]...)
-	if !hasScope && f.ForcePrivate {
+	last := at // text[last:] is copied next
+	if r.hasScope && r.scopeAt < r.toolsAt {
+		dst = append(dst, text[last:r.scopeAt]...)
+		dst = append(dst, `"`+CacheScopePrivate+`"`...)
+		last = r.scopeEnd
+	}
+	dst = append(dst, text[last:r.toolsAt]...)
+	dst = appendTools(dst, text, tools)
+	last = r.toolsEnd
+	if r.hasScope && r.scopeAt > r.toolsAt {
+		dst = append(dst, text[last:r.scopeAt]...)
+		dst = append(dst, `"`+CacheScopePrivate+`"`...)
+		last = r.scopeEnd
+	}
+	end := r.end - 1 // the closing brace
+	dst = append(dst, text[last:end]...)
+	if !r.hasScope && f.ForcePrivate {
 		dst = append(dst, `,"cacheScope":"`+CacheScopePrivate+`"`...)
 	}
 	res.Lists++
-	return append(dst, obj[end:m.end]...), nil
+	return append(dst, text[end:r.end]...), nil
 }
 
-// appendTools appends the tools array that starts s to dst with the tools f.Allow refuses
-// removed, and returns the length of the array's text.
-func appendTools(dst []byte, s string, f *ToolListFilter, res *ToolListResult) ([]byte, int, error) {
-	if !isArray(s) {
-		return nil, 0, toolListError("result.tools is not an array")
-	}
+// appendTools appends the array of the kept tools to dst, separated by commas: a run of kept
+// tools separated by commas alone in text is copied at once.
+func appendTools(dst []byte, text string, tools []toolIndex) []byte {
 	dst = append(dst, '[')
-	kept := 0
-	i := skipSpaceString(s, 1)
-	for i < len(s) && s[i] != ']' {
-		name, n, err := toolName(s[i:])
-		if err != nil {
-			return nil, 0, err
+	first := true
+	for k := 0; k < len(tools); {
+		if !tools[k].kept {
+			k++
+			continue
 		}
-		if f.Allow(name, s[i:i+n]) {
-			if kept > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, s[i:i+n]...)
-			kept++
-		} else {
-			res.Removed++
+		j := k + 1
+		for j < len(tools) && tools[j].kept && tools[j].adjacent {
+			j++
 		}
-		if i = skipSpaceString(s, i+n); i < len(s) && s[i] == ',' {
-			i = skipSpaceString(s, i+1)
+		if !first {
+			dst = append(dst, ',')
 		}
+		first = false
+		dst = append(dst, text[tools[k].start:tools[j-1].end]...)
+		k = j
 	}
-	return append(dst, ']'), min(i+1, len(s)), nil
-}
-
-// toolName reads the tool object that starts s, whose members must all be distinct, and
-// returns its name and the length of its text.
-func toolName(s string) (string, int, error) {
-	if !isObject(s) {
-		return "", 0, toolListError("a tool is not an object")
-	}
-	seen := newKeySet()
-	name := ""
-	m := newMembers(s)
-	for {
-		rawKey := m.key()
-		if rawKey == "" {
-			break
-		}
-		key := decodeString(rawKey)
-		if !seen.add(key) {
-			return "", 0, toolListError("duplicate member tools[]." + quoteKey(key))
-		}
-		v := m.value()
-		switch {
-		case key == "name":
-			if !isString(v) {
-				return "", 0, toolListError("tools[].name is not a string")
-			}
-			name = decodeString(v)
-			if name == "" || !cleanText(name) {
-				return "", 0, toolListError("tools[].name is empty or not clean text")
-			}
-		case strings.EqualFold(key, "name"):
-			return "", 0, toolListError("member name differs from tools[].name only by case")
-		}
-	}
-	if name == "" {
-		return "", 0, toolListError("a tool has no name")
-	}
-	return name, m.end, nil
+	return append(dst, ']')
 }
 
 // quoteKey returns key for an error message, shortened and quoted.
@@ -414,12 +333,10 @@ func quoteKey(key string) string {
 
 // keySet is a set of member names: a list while small, a map beyond.
 type keySet struct {
-	arr  [16]string
-	list []string
-	m    map[string]struct{}
+	n   int
+	arr [16]string
+	m   map[string]struct{}
 }
-
-func newKeySet() keySet { return keySet{} }
 
 // add adds k and reports whether it was new.
 func (s *keySet) add(k string) bool {
@@ -430,21 +347,21 @@ func (s *keySet) add(k string) bool {
 		s.m[k] = struct{}{}
 		return true
 	}
-	if s.list == nil {
-		s.list = s.arr[:0]
-	}
-	for _, x := range s.list {
+	for _, x := range s.arr[:s.n] {
 		if x == k {
 			return false
 		}
 	}
-	s.list = append(s.list, k)
-	if len(s.list) > 16 {
-		s.m = make(map[string]struct{}, 2*len(s.list))
-		for _, x := range s.list {
-			s.m[x] = struct{}{}
-		}
+	if s.n < len(s.arr) {
+		s.arr[s.n] = k
+		s.n++
+		return true
 	}
+	s.m = make(map[string]struct{}, 2*len(s.arr))
+	for _, x := range s.arr {
+		s.m[x] = struct{}{}
+	}
+	s.m[k] = struct{}{}
 	return true
 }
 

@@ -1,0 +1,539 @@
+package jsonrpc
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"slices"
+	"strings"
+)
+
+// The one pass of RewriteToolLists over a response body: it validates the body as
+// jsontext.Validate does and, on the way, indexes what the rewrite needs — each message's
+// members, its result's tools and cacheScope, each tool's span and name — together with the
+// first problem found at each level. Nothing is decided here: RewriteToolLists replays the
+// index in the order the members come, calls f.Allow and copies the text, so that a body that
+// is not JSON is refused before any tool is shown to the policy, and the checks fail in the
+// order they always did.
+//
+// The validation below is jsontext.Validate's, started at a value inside the body rather than
+// at its beginning (jsontext has no such entry point); FuzzRewriteToolLists_MatchesOracle
+// checks that both accept exactly the same texts.
+
+// listIndex is what toolScan finds in a body.
+type listIndex struct {
+	msgs  []msgIndex  // the messages (batch elements) in order
+	tools []toolIndex // the tools of every result, each result's in a run
+}
+
+// msgIndex is one message of the body, or one batch element.
+type msgIndex struct {
+	notObject bool                     // a batch element that is not an object
+	err       string                   // the first problem with its members, or ""
+	v         [numMessageFields]string // the raw values of messageFields
+	resultAt  int                      // where v[fResult] starts in the body
+	res       resultIndex              // what is in v[fResult] when it is an object
+}
+
+// resultIndex is what appendResult reads of a result object, up to its first problem.
+type resultIndex struct {
+	end      int    // after the closing brace
+	err      string // the first problem with the members, or ""
+	hasTools bool   // a member tools came before err
+	toolsAt  int    // its value, text[toolsAt:toolsEnd]
+	toolsEnd int
+	hasScope bool // a member cacheScope came before err
+	scopeAt  int  // its value, text[scopeAt:scopeEnd]
+	scopeEnd int
+	toolsErr string // the first problem with the tools (not an array, a tool not readable), or ""
+	first, n int    // the tools read before toolsErr are listIndex.tools[first:first+n]
+}
+
+// toolIndex is one tool of a tools array.
+type toolIndex struct {
+	start, end int    // its text
+	name       string // its decoded name
+	adjacent   bool   // it follows the previous tool after a comma alone (runs are copied at once)
+	kept       bool   // f.Allow's answer, set by RewriteToolLists
+}
+
+// toolScan reads a body once; s is b as a string (the same text).
+type toolScan struct {
+	b []byte
+	s string
+	listIndex
+}
+
+// scan validates the body and indexes it. It returns false when the body is not one JSON
+// value nested no deeper than MaxDepth (jsontext.Validate then says which).
+func (t *toolScan) scan() bool {
+	i := skipSpaceString(t.s, 0)
+	var end int
+	switch t.peek(i) {
+	case '{':
+		t.msgs = append(t.msgs, msgIndex{})
+		end = t.message(i, 0, len(t.msgs)-1)
+	case '[':
+		end = t.batch(i)
+	default:
+		end = validValueEnd(t.b, i, 0)
+	}
+	return end >= 0 && skipSpaceString(t.s, end) == len(t.b)
+}
+
+// peek returns b[i], or 0 (no JSON token) past the end.
+func (t *toolScan) peek(i int) byte {
+	if i < len(t.b) {
+		return t.b[i]
+	}
+	return 0
+}
+
+// key reads the member name at i (a quote, if the text is valid) and the colon after it: the
+// raw key and where the value starts, or -1.
+func (t *toolScan) key(i int) (string, int) {
+	if t.peek(i) != '"' {
+		return "", -1
+	}
+	end := validStringEnd(t.b, i+1)
+	if end < 0 {
+		return "", -1
+	}
+	j := skipSpaceString(t.s, end)
+	if t.peek(j) != ':' {
+		return "", -1
+	}
+	return t.s[i:end], skipSpaceString(t.s, j+1)
+}
+
+// next reads what follows a member or element ending at i: the start of the next one, or,
+// after the closing bracket close, -1 with end just after it. ok is false for invalid text.
+func (t *toolScan) next(i int, close byte) (next, end int, ok bool) {
+	i = skipSpaceString(t.s, i)
+	switch t.peek(i) {
+	case ',':
+		return skipSpaceString(t.s, i+1), 0, true
+	case close:
+		return -1, i + 1, true
+	}
+	return 0, 0, false
+}
+
+// open reads the opening bracket at i of a container within depth others: the start of its
+// first member or element, or, for an empty one, -1 with end just after it.
+func (t *toolScan) open(i, depth int, close byte) (first, end int, ok bool) {
+	if depth >= MaxDepth {
+		return 0, 0, false
+	}
+	i = skipSpaceString(t.s, i+1)
+	if t.peek(i) == close {
+		return -1, i + 1, true
+	}
+	return i, 0, true
+}
+
+// batch reads the array at i: its elements are messages.
+func (t *toolScan) batch(i int) int {
+	i, end, ok := t.open(i, 0, ']')
+	for ok && i >= 0 {
+		t.msgs = append(t.msgs, msgIndex{})
+		if t.peek(i) == '{' {
+			end = t.message(i, 1, len(t.msgs)-1)
+		} else {
+			t.msgs[len(t.msgs)-1].notObject = true
+			end = validValueEnd(t.b, i, 1)
+		}
+		if end < 0 {
+			return -1
+		}
+		i, end, ok = t.next(end, ']')
+	}
+	if !ok {
+		return -1
+	}
+	return end
+}
+
+// message reads the object at i, within depth containers, into t.msgs[k]: the raw values of
+// messageFields; the first duplicated member of messageFields, or member named like one but
+// for case, is its problem (other members may repeat, as in readMembers).
+func (t *toolScan) message(i, depth, k int) int {
+	i, end, ok := t.open(i, depth, '}')
+	for ok && i >= 0 {
+		rawKey, at := t.key(i)
+		if at < 0 {
+			return -1
+		}
+		m := &t.msgs[k]
+		field := -1
+		if m.err == "" {
+			key := decodeString(rawKey)
+			if field = slices.Index(messageFields[:], key); field < 0 {
+				for _, name := range messageFields {
+					if strings.EqualFold(key, name) {
+						m.err = "member name differs from " + name + " only by case"
+						break
+					}
+				}
+			} else if m.v[field] != "" {
+				m.err = "duplicate member " + messageFields[field]
+				field = -1
+			}
+		}
+		if field == fResult && t.peek(at) == '{' {
+			end = t.result(at, depth+1, &m.res)
+		} else {
+			end = validValueEnd(t.b, at, depth+1)
+		}
+		if end < 0 {
+			return -1
+		}
+		if field >= 0 {
+			m.v[field] = t.s[at:end]
+			if field == fResult {
+				m.resultAt = at
+			}
+		}
+		i, end, ok = t.next(end, '}')
+	}
+	if !ok {
+		return -1
+	}
+	return end
+}
+
+// result reads the result object at i, within depth containers: its members must all be
+// distinct; tools and cacheScope are found, members named like them but for case refused.
+func (t *toolScan) result(i, depth int, r *resultIndex) int {
+	var seen keySet
+	r.first = len(t.tools)
+	i, end, ok := t.open(i, depth, '}')
+	for ok && i >= 0 {
+		rawKey, at := t.key(i)
+		if at < 0 {
+			return -1
+		}
+		end = -2 // not read yet
+		if r.err == "" {
+			key := decodeString(rawKey)
+			switch {
+			case !seen.add(key):
+				r.err = "duplicate member result." + quoteKey(key)
+			case key == "tools":
+				r.hasTools, r.toolsAt = true, at
+				end = t.toolArray(at, depth+1, r)
+				r.toolsEnd = end
+			case key == "cacheScope":
+				r.hasScope, r.scopeAt = true, at
+				end = validValueEnd(t.b, at, depth+1)
+				r.scopeEnd = end
+			case strings.EqualFold(key, "tools") || strings.EqualFold(key, "cacheScope"):
+				r.err = "member name differs from result." + quoteKey(key) + " only by case"
+			}
+		}
+		if end == -2 {
+			end = validValueEnd(t.b, at, depth+1)
+		}
+		if end < 0 {
+			return -1
+		}
+		i, end, ok = t.next(end, '}')
+	}
+	if !ok {
+		return -1
+	}
+	r.end = end
+	return end
+}
+
+// toolArray reads the tools value at i, within depth containers: an array whose tools are
+// indexed up to the first that cannot be read (its problem is r.toolsErr).
+func (t *toolScan) toolArray(i, depth int, r *resultIndex) int {
+	if t.peek(i) != '[' {
+		r.toolsErr = "result.tools is not an array"
+		return validValueEnd(t.b, i, depth)
+	}
+	prev := -2 // where the previous tool ended
+	i, end, ok := t.open(i, depth, ']')
+	for ok && i >= 0 {
+		switch {
+		case r.toolsErr != "":
+			end = validValueEnd(t.b, i, depth+1)
+		case t.peek(i) != '{':
+			r.toolsErr = "a tool is not an object"
+			end = validValueEnd(t.b, i, depth+1)
+		default:
+			tl := toolIndex{start: i, adjacent: i == prev+1}
+			end = t.tool(i, depth+1, &tl, r)
+			if r.toolsErr == "" {
+				t.tools = append(t.tools, tl)
+				r.n++
+			}
+		}
+		if end < 0 {
+			return -1
+		}
+		prev = end
+		i, end, ok = t.next(end, ']')
+	}
+	if !ok {
+		return -1
+	}
+	return end
+}
+
+// tool reads the tool object at i, within depth containers: its members must all be distinct,
+// its member name a non-empty string of clean text, and no member be named like it but for
+// case. Its problem goes to r.toolsErr.
+func (t *toolScan) tool(i, depth int, tl *toolIndex, r *resultIndex) int {
+	var seen keySet
+	i, end, ok := t.open(i, depth, '}')
+	for ok && i >= 0 {
+		rawKey, at := t.key(i)
+		if at < 0 {
+			return -1
+		}
+		if end = validValueEnd(t.b, at, depth+1); end < 0 {
+			return -1
+		}
+		if r.toolsErr == "" {
+			key := decodeString(rawKey)
+			switch {
+			case !seen.add(key):
+				r.toolsErr = "duplicate member tools[]." + quoteKey(key)
+			case key == "name":
+				switch v := t.s[at:end]; {
+				case !isString(v):
+					r.toolsErr = "tools[].name is not a string"
+				default:
+					tl.name = decodeString(v)
+					if tl.name == "" || !cleanText(tl.name) {
+						r.toolsErr = "tools[].name is empty or not clean text"
+					}
+				}
+			case strings.EqualFold(key, "name"):
+				r.toolsErr = "member name differs from tools[].name only by case"
+			}
+		}
+		i, end, ok = t.next(end, '}')
+	}
+	if !ok {
+		return -1
+	}
+	if r.toolsErr == "" && tl.name == "" {
+		r.toolsErr = "a tool has no name"
+	}
+	tl.end = end
+	return end
+}
+
+// validValueEnd returns the index just after the JSON value that starts at b[i], nested
+// within depth containers, or -1 if it is not valid or nests deeper than MaxDepth. It is
+// jsontext.Validate's loop, stopping at the end of the value.
+func validValueEnd(b []byte, i, depth int) int {
+	switch {
+	case i >= len(b):
+		return -1
+	case b[i] == '"':
+		return validStringEnd(b, i+1)
+	case b[i] != '{' && b[i] != '[':
+		return validScalarEnd(b, i)
+	}
+	// inArray has one bit per container open in the value: set for an array, clear for an
+	// object.
+	var inArray [MaxDepth/64 + 1]uint64
+	const (
+		wantValue  = iota // a value starts here (after whitespace)
+		wantKey           // an object member's key starts here (after whitespace)
+		afterValue        // a value ended: a separator or a closing bracket follow
+	)
+	d, state := 0, wantValue
+	for {
+		i = skipSpaceBytes(b, i)
+		if i == len(b) {
+			return -1
+		}
+		switch state {
+		case wantValue:
+			state = afterValue
+			switch c := b[i]; c {
+			case '{', '[':
+				if depth+d >= MaxDepth {
+					return -1
+				}
+				bit := uint64(1) << (d % 64)
+				if c == '[' {
+					inArray[d/64] |= bit
+				} else {
+					inArray[d/64] &^= bit
+				}
+				d++
+				i = skipSpaceBytes(b, i+1)
+				switch {
+				case i < len(b) && (c == '{' && b[i] == '}' || c == '[' && b[i] == ']'):
+					d-- // empty container
+					i++
+				case c == '{':
+					state = wantKey
+				default:
+					state = wantValue
+				}
+			case '"':
+				i = validStringEnd(b, i+1)
+			default:
+				i = validScalarEnd(b, i)
+			}
+			if i < 0 {
+				return -1
+			}
+		case wantKey:
+			if b[i] != '"' {
+				return -1
+			}
+			if i = validStringEnd(b, i+1); i < 0 {
+				return -1
+			}
+			if i = skipSpaceBytes(b, i); i == len(b) || b[i] != ':' {
+				return -1
+			}
+			i++
+			state = wantValue
+		case afterValue:
+			array := inArray[(d-1)/64]&(1<<((d-1)%64)) != 0
+			switch c := b[i]; {
+			case c == ',':
+				i++
+				if state = wantValue; !array {
+					state = wantKey
+				}
+			case c == ']' && array, c == '}' && !array:
+				i++
+				d--
+			default:
+				return -1
+			}
+		}
+		if d == 0 && state == afterValue {
+			return i
+		}
+	}
+}
+
+// validScalarEnd returns the index after the literal or number at b[i], or -1.
+func validScalarEnd(b []byte, i int) int {
+	lit := ""
+	switch b[i] {
+	case 't':
+		lit = "true"
+	case 'f':
+		lit = "false"
+	case 'n':
+		lit = "null"
+	default:
+		return validNumberEnd(b, i)
+	}
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return -1
+	}
+	return i + len(lit)
+}
+
+// validNumberEnd returns the index after the number at b[i:] (RFC 8259: -?(0|[1-9][0-9]*)
+// (\.[0-9]+)?([eE][+-]?[0-9]+)?), or -1.
+func validNumberEnd(b []byte, i int) int {
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && isDigit(b[i]):
+		i = skipDigits(b, i)
+	default:
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		if i++; i == len(b) || !isDigit(b[i]) {
+			return -1
+		}
+		i = skipDigits(b, i)
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		if i++; i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i == len(b) || !isDigit(b[i]) {
+			return -1
+		}
+		i = skipDigits(b, i)
+	}
+	return i
+}
+
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && isDigit(b[i]) {
+		i++
+	}
+	return i
+}
+
+func skipSpaceBytes(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// validStringEnd returns the index after the closing quote of the string whose content
+// starts at b[i], or -1 if it is unterminated, holds a raw control character or a bad
+// escape. Ordinary bytes are skipped eight at a time.
+func validStringEnd(b []byte, i int) int {
+	for i < len(b) {
+		if i+8 <= len(b) {
+			m := stringSpecials(binary.LittleEndian.Uint64(b[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) / 8
+		}
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1
+		case c == '\\':
+			if i+1 == len(b) {
+				return -1
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if len(b)-i < 6 || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+					return -1
+				}
+				i += 6
+			default:
+				return -1
+			}
+		case c < 0x20:
+			return -1
+		default:
+			i++ // an ordinary byte of the last seven
+		}
+	}
+	return -1
+}
+
+func isHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+// stringSpecials looks at the eight bytes packed little-endian in w. Its lowest set bit is
+// the top bit of the first byte that is a quote, a backslash or a control character; it is
+// zero when there is none (jsontext's word-at-a-time test: for a byte x, (x - 1) &^ x has its
+// top bit set when x is zero, and (x - 0x20) &^ x when x is below 0x20; a borrow may set
+// higher bits too, never lower ones).
+func stringSpecials(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	quote := w ^ (ones * '"')
+	backslash := w ^ (ones * '\\')
+	control := (w - ones*0x20) &^ w
+	return ((quote-ones)&^quote | (backslash-ones)&^backslash | control) & highs
+}
