@@ -2,7 +2,6 @@ package jsonrpc
 
 import (
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -205,7 +204,7 @@ const (
 // readMembers reads the members of the object that starts s (valid JSON, which may go on
 // after the object) and stores in out the raw values of those named in names. It returns the
 // length of the object's text, or a reason: a duplicated name, or a name equal to one of
-// names under Unicode case folding but not identical.
+// names under Unicode case folding but not identical. The names must be ASCII.
 //
 // nested, when not nil, names a member whose value, if an object, is read in the same pass
 // (its own problem, if any, goes to nested.reason): tools/call params, so that the arguments
@@ -218,12 +217,10 @@ func readMembers(s string, names []string, out []string, prefix string, nested *
 			return m.end, ""
 		}
 		key := decodeString(rawKey)
-		i := slices.Index(names, key)
+		i := memberIndex(names, key)
 		if i < 0 {
-			for _, name := range names {
-				if strings.EqualFold(key, name) {
-					return 0, "member name differs from " + prefix + name + " only by case"
-				}
+			if reason := caseVariant(names, key, prefix); reason != "" {
+				return 0, reason
 			}
 			m.value()
 			continue
@@ -243,6 +240,36 @@ func readMembers(s string, names []string, out []string, prefix string, nested *
 		out[i] = m.rest()[:n]
 		m.skip(n)
 	}
+}
+
+// memberIndex returns the index of key in names, or -1.
+func memberIndex(names []string, key string) int {
+	for i, name := range names {
+		if len(name) == len(key) && name == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// caseVariant returns the problem of a key that equals one of names under Unicode case
+// folding but is not identical, or "". The names are ASCII, so an ASCII key can fold to one
+// only at the same length: strings.EqualFold runs only for those and for keys with other
+// characters (ſ and the Kelvin sign fold to s and k).
+func caseVariant(names []string, key, prefix string) string {
+	ascii := true
+	for i := 0; i < len(key); i++ {
+		if key[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	for _, name := range names {
+		if (!ascii || len(name) == len(key)) && strings.EqualFold(key, name) {
+			return "member name differs from " + prefix + name + " only by case"
+		}
+	}
+	return ""
 }
 
 // nestedMembers is the member readMembers reads inside one of the members it reads: the
