@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"hash"
-	"strings"
 
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
 	"github.com/mcpmesh/gateway/shared/policy"
@@ -171,5 +170,22 @@ func (s *stream) bindSession(id string) {
 // isUnderscoreSpelling reports whether name is canonical spelled with some '-' as '_', as
 // servers that map both to '_' (CGI, WSGI, Rack) read it.
 func isUnderscoreSpelling(name, canonical string) bool {
-	return len(name) == len(canonical) && name != canonical && strings.ReplaceAll(name, "_", "-") == canonical
+	// The length test stays in the callers' loops over the headers (this is inlined): a call
+	// per header costs more in the wasm filter than the comparison.
+	return len(name) == len(canonical) && underscoreSpelling(name, canonical)
+}
+
+// underscoreSpelling is isUnderscoreSpelling for names of the canonical length: name with
+// each '_' read as '-' is canonical, and name has at least one '_'.
+func underscoreSpelling(name, canonical string) bool {
+	underscore := false
+	for i := 0; i < len(name) && i < len(canonical); i++ {
+		switch c := name[i]; {
+		case c == '_' && canonical[i] == '-':
+			underscore = true
+		case c != canonical[i] || c == '_':
+			return false
+		}
+	}
+	return underscore
 }

@@ -70,8 +70,9 @@ type stream struct {
 	// client is what the message being recorded says of its client and revision.
 	client jsonrpc.Client
 	// tl is set when the body holds tools/list requests whose responses are filtered
-	// (toollist.go).
-	tl *toolListWatch
+	// (toollist.go); it points at tlWatch.
+	tl      *toolListWatch
+	tlWatch toolListWatch
 }
 
 func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
