@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/mcpmesh/gateway/shared/jsontext"
 )
@@ -123,7 +124,15 @@ func parseError(reason string) error {
 
 // Parse reads an MCP request body. The error, when not nil, is an [*Error]. The body is
 // copied once; it may be reused after Parse returns.
-func Parse(body []byte) (Batch, error) {
+func Parse(body []byte) (Batch, error) { return parse(nil, body, false) }
+
+// ParseOwned is Parse for a body that nobody writes to again, such as the buffer the proxy
+// hands the filter: the strings of the result share the body's memory instead of a copy. The
+// messages are appended to dst[:0], so that a caller's storage for one message spares an
+// allocation. In the wasm filter each allocation costs more than parsing a hundred bytes.
+func ParseOwned(dst []Message, body []byte) (Batch, error) { return parse(dst[:0], body, true) }
+
+func parse(dst []Message, body []byte, owned bool) (Batch, error) {
 	first := -1
 	for i, c := range body {
 		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
@@ -140,18 +149,23 @@ func Parse(body []byte) (Batch, error) {
 	case jsontext.Invalid:
 		return Batch{}, parseError("invalid JSON")
 	}
-	// The body is valid JSON from here on; its text is copied once and every string of
-	// the result shares that copy.
-	text := string(body[first:])
+	// The body is valid JSON from here on; every string of the result shares its text (or
+	// one copy of it).
+	var text string
+	if owned {
+		text = unsafe.String(&body[first], len(body)-first)
+	} else {
+		text = string(body[first:])
+	}
 	switch text[0] {
 	case '{':
 		m, _, err := parseMessage(text, -1)
 		if err != nil {
 			return Batch{}, err
 		}
-		return Batch{Messages: []Message{m}}, nil
+		return Batch{Messages: append(dst, m)}, nil
 	case '[':
-		b := Batch{Array: true}
+		b := Batch{Array: true, Messages: dst}
 		for i := skipSpaceString(text, 1); i < len(text) && text[i] != ']'; {
 			m, n, err := parseMessage(text[i:], len(b.Messages))
 			if err != nil {

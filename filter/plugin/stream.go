@@ -42,11 +42,12 @@ type stream struct {
 	isPOST     bool   // an MCP POST: its body is parsed and decided on
 	bodyDone   bool   // the whole body was read and parsed
 	messages   []jsonrpc.Message
-	batch      bool    // the body was a JSON-RPC batch
-	bundle     *bundle // set once the credential is verified
-	pending    bool    // waiting for the token service
-	done       bool    // continued for good or answered: later callbacks pass through
-	finished   bool    // OnDone ran
+	msgBuf     [1]jsonrpc.Message // storage of messages for a body of one message
+	batch      bool               // the body was a JSON-RPC batch
+	bundle     *bundle            // set once the credential is verified
+	pending    bool               // waiting for the token service
+	done       bool               // continued for good or answered: later callbacks pass through
+	finished   bool               // OnDone ran
 	reqID      string
 	reqIDRead  bool
 	replied    bool // answered locally
@@ -226,7 +227,7 @@ func (s *stream) OnRequestBody(bodySize int, endOfStream bool) Action {
 	if !endOfStream || s.unsupportedCT {
 		return Pause // an unsupported Content-Type is refused in onBundle, body unread
 	}
-	batch, err := jsonrpc.Parse(s.h.RequestBody(bodySize))
+	batch, err := jsonrpc.ParseOwned(s.msgBuf[:], s.h.RequestBody(bodySize))
 	if err != nil {
 		s.refuse(metricRejected, policy.ReasonBodyUnparsable)
 		var id string

@@ -146,7 +146,7 @@ func (s *StreamHost) requestMutationFailed(op string, st Status) {
 }
 
 // RequestBody returns the request body buffered so far, up to size bytes, or nil if the host
-// has none.
+// has none. Each call copies it into a new buffer, which nothing writes to again.
 func (s *StreamHost) RequestBody(size int) []byte {
 	if size <= 0 {
 		return nil

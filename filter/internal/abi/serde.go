@@ -78,20 +78,13 @@ func parseHeaderMap(b []byte, owned bool) ([]plugin.Header, error) {
 		}
 		return nil, nil
 	}
-	// First pass: check every length against the data, so the second pass cannot go out of
-	// bounds and one string conversion can back every header.
-	end := sizesEnd
-	for i := uint64(0); i < n; i++ {
-		off := 4 + 8*i
-		end += uint64(binary.LittleEndian.Uint32(b[off:])) + 1
-		end += uint64(binary.LittleEndian.Uint32(b[off+4:])) + 1
-		if end > total {
-			return nil, malformed("pair lengths exceed the data")
-		}
+	// Each pair takes at least ten bytes (two lengths, two NULs): a count the data cannot
+	// hold is refused before anything is allocated.
+	if n > (total-4)/10 {
+		return nil, malformed("pair count exceeds the data")
 	}
-	if end != total {
-		return nil, malformed("trailing bytes after the last pair")
-	}
+	// One pass checks each pair against the data and slices it: in the wasm filter a second
+	// loop over the pairs costs more than the headers' allocation.
 	var data string
 	if owned {
 		data = unsafe.String(&b[sizesEnd], len(b)-int(sizesEnd)) // n > 0: not empty
@@ -99,16 +92,23 @@ func parseHeaderMap(b []byte, owned bool) ([]plugin.Header, error) {
 		data = string(b[sizesEnd:])
 	}
 	hs := make([]plugin.Header, n)
-	pos := 0
+	pos, size := uint64(0), uint64(len(data))
 	for i := range hs {
 		off := 4 + 8*i
-		kl := int(binary.LittleEndian.Uint32(b[off:]))
-		vl := int(binary.LittleEndian.Uint32(b[off+4:]))
-		if data[pos+kl] != 0 || data[pos+kl+1+vl] != 0 {
+		kl := uint64(binary.LittleEndian.Uint32(b[off:]))
+		vl := uint64(binary.LittleEndian.Uint32(b[off+4:]))
+		end := pos + kl + vl + 2
+		if end > size {
+			return nil, malformed("pair lengths exceed the data")
+		}
+		if data[pos+kl] != 0 || data[end-1] != 0 {
 			return nil, malformed("missing NUL terminator")
 		}
-		hs[i] = plugin.Header{Name: data[pos : pos+kl], Value: data[pos+kl+1 : pos+kl+1+vl]}
-		pos += kl + vl + 2
+		hs[i] = plugin.Header{Name: data[pos : pos+kl], Value: data[pos+kl+1 : end-1]}
+		pos = end
+	}
+	if pos != size {
+		return nil, malformed("trailing bytes after the last pair")
 	}
 	return hs, nil
 }
