@@ -52,14 +52,17 @@ func AppendHeaderMap(dst []byte, hs []plugin.Header) []byte {
 // single NUL byte and a zero count all mean an empty map. Anything else that is not exactly
 // one well-formed map, with every NUL terminator in place and no trailing bytes, is rejected
 // with ErrMalformedHeaderMap. It never panics, whatever b holds.
-func ParseHeaderMap(b []byte) ([]plugin.Header, error) { return parseHeaderMap(b, false) }
+func ParseHeaderMap(b []byte) ([]plugin.Header, error) { return parseHeaderMap(nil, b, false) }
 
 // parseOwnedHeaderMap is ParseHeaderMap for a buffer the guest owns and never writes again,
 // one the host filled through proxy_on_memory_allocate: the header strings share its memory
-// instead of a copy of it (in the wasm build an allocation costs more than the parsing).
-func parseOwnedHeaderMap(b []byte) ([]plugin.Header, error) { return parseHeaderMap(b, true) }
+// instead of a copy of it (in the wasm build an allocation costs more than the parsing). The
+// headers are stored in dst's array when it has room for them.
+func parseOwnedHeaderMap(dst []plugin.Header, b []byte) ([]plugin.Header, error) {
+	return parseHeaderMap(dst, b, true)
+}
 
-func parseHeaderMap(b []byte, owned bool) ([]plugin.Header, error) {
+func parseHeaderMap(dst []plugin.Header, b []byte, owned bool) ([]plugin.Header, error) {
 	if len(b) == 0 || (len(b) == 1 && b[0] == 0) {
 		return nil, nil
 	}
@@ -91,7 +94,12 @@ func parseHeaderMap(b []byte, owned bool) ([]plugin.Header, error) {
 	} else {
 		data = string(b[sizesEnd:])
 	}
-	hs := make([]plugin.Header, n)
+	var hs []plugin.Header
+	if uint64(cap(dst)) >= n {
+		hs = dst[:n]
+	} else {
+		hs = make([]plugin.Header, n)
+	}
 	pos, size := uint64(0), uint64(len(data))
 	for i := range hs {
 		off := 4 + 8*i
