@@ -104,7 +104,7 @@ func (s *stream) admitToServer(b *bundle) bool {
 	// header too, and is replaced by the canonical one when forwarded.
 	n, v := 0, ""
 	for i := range s.hdrs {
-		if name := s.hdrs[i].Name; name == sessionHeader || isUnderscoreSpelling(name, sessionHeader) {
+		if name := s.hdrs[i].Name; isName(name, sessionHeader) || isUnderscoreSpelling(name, sessionHeader) {
 			n++
 			v = s.hdrs[i].Value
 			if name != sessionHeader {

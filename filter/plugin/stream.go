@@ -105,6 +105,9 @@ func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
 	// Only headers the request carries are removed: a host call costs more in the wasm
 	// filter than the scan of the headers it already holds.
 	for _, h := range s.hdrs {
+		if len(h.Name) != len(checkapi.AssertionHeader) {
+			continue // both tests below need the length; a call per header costs more
+		}
 		if ascii.EqualFold(h.Name, checkapi.AssertionHeader) {
 			s.h.RemoveRequestHeader(checkapi.AssertionHeader)
 		} else if isUnderscoreSpelling(h.Name, checkapi.AssertionHeader) {
@@ -331,7 +334,7 @@ func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
 			}
 		default:
 			// Envoy hands header names lower-case; any other spelling is removed all the same.
-			hasAuthenticate = hasAuthenticate || ascii.EqualFold(h.Name, "www-authenticate")
+			hasAuthenticate = hasAuthenticate || len(h.Name) == len("www-authenticate") && ascii.EqualFold(h.Name, "www-authenticate")
 		}
 	}
 	if gatewayCookie {

@@ -103,7 +103,7 @@ func (s *stream) asksForEventStream() bool {
 func (s *stream) stripAcceptEncoding() {
 	if s.route.Kind == pluginconf.KindServer && !s.route.NoToolListFilter {
 		for _, h := range s.hdrs { // a host call only when there is something to remove
-			if ascii.EqualFold(h.Name, "accept-encoding") {
+			if len(h.Name) == len("accept-encoding") && ascii.EqualFold(h.Name, "accept-encoding") {
 				s.h.RemoveRequestHeader("accept-encoding")
 				break
 			}
