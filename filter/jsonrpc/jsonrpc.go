@@ -143,7 +143,8 @@ func parse(dst []Message, body []byte, owned bool) (Batch, error) {
 	if first < 0 {
 		return Batch{}, parseError("empty body")
 	}
-	switch jsontext.Validate(body, MaxDepth) {
+	l := &longStrings{first: first, textLen: len(body) - first}
+	switch jsontext.ValidateRecording(body, MaxDepth, &l.rec) {
 	case jsontext.TooDeep:
 		return Batch{}, parseError("nesting deeper than " + strconv.Itoa(MaxDepth))
 	case jsontext.Invalid:
@@ -159,7 +160,7 @@ func parse(dst []Message, body []byte, owned bool) (Batch, error) {
 	}
 	switch text[0] {
 	case '{':
-		m, _, err := parseMessage(text, -1)
+		m, _, err := parseMessage(text, -1, l)
 		if err != nil {
 			return Batch{}, err
 		}
@@ -167,7 +168,7 @@ func parse(dst []Message, body []byte, owned bool) (Batch, error) {
 	case '[':
 		b := Batch{Array: true, Messages: dst}
 		for i := skipSpaceString(text, 1); i < len(text) && text[i] != ']'; {
-			m, n, err := parseMessage(text[i:], len(b.Messages))
+			m, n, err := parseMessage(text[i:], len(b.Messages), l)
 			if err != nil {
 				return Batch{}, err
 			}
@@ -223,7 +224,7 @@ const (
 // nested, when not nil, names a member whose value, if an object, is read in the same pass
 // (its own problem, if any, goes to nested.reason): tools/call params, so that the arguments
 // in them are scanned once rather than once per level.
-func readMembers(s string, names []string, out []string, prefix string, nested *nestedMembers) (int, string) {
+func readMembers(s string, names []string, out []string, prefix string, nested *nestedMembers, l *longStrings) (int, string) {
 	m := newMembers(s)
 	for {
 		rawKey := m.key()
@@ -236,20 +237,20 @@ func readMembers(s string, names []string, out []string, prefix string, nested *
 			if reason := caseVariant(names, key, prefix); reason != "" {
 				return 0, reason
 			}
-			m.value()
+			m.valueIn(l)
 			continue
 		}
 		if out[i] != "" {
 			return 0, "duplicate member " + prefix + names[i]
 		}
 		if nested == nil || i != nested.index || !isObject(m.rest()) {
-			out[i] = m.value()
+			out[i] = m.valueIn(l)
 			continue
 		}
-		n, reason := readMembers(m.rest(), nested.names, nested.out[:], nested.prefix, nil)
+		n, reason := readMembers(m.rest(), nested.names, nested.out[:], nested.prefix, nil, l)
 		if reason != "" {
 			nested.reason = reason
-			n = skipValue(m.rest(), 0)
+			n = skipValue(m.rest(), 0, l)
 		}
 		out[i] = m.rest()[:n]
 		m.skip(n)
@@ -318,7 +319,7 @@ func cleanText(s string) bool {
 
 // parseMessage reads the message that starts s (a batch element may be followed by more
 // text) and returns it with the length of its text.
-func parseMessage(s string, index int) (Message, int, error) {
+func parseMessage(s string, index int, l *longStrings) (Message, int, error) {
 	invalid := func(id, reason string) (Message, int, error) {
 		return Message{}, 0, &Error{Err: ErrInvalidRequest, Index: index, ID: id, Reason: reason}
 	}
@@ -327,7 +328,7 @@ func parseMessage(s string, index int) (Message, int, error) {
 	}
 	var f [numMessageFields]string
 	inParams := nestedMembers{index: fParams, names: toolFields[:], prefix: "params."}
-	n, reason := readMembers(s, messageFields[:], f[:], "", &inParams)
+	n, reason := readMembers(s, messageFields[:], f[:], "", &inParams, l)
 	if reason != "" {
 		return invalid("", reason)
 	}
