@@ -33,7 +33,7 @@ func (m *members) key() string {
 		m.i = m.end
 		return ""
 	}
-	keyEnd := stringEnd(m.s, i+1)
+	keyEnd := skipStringContent(m.s, i+1)
 	colon := skipSpaceString(m.s, keyEnd)
 	m.i = skipSpaceString(m.s, min(colon+1, len(m.s)))
 	return m.s[i:keyEnd]
@@ -67,7 +67,7 @@ func skipValue(s string, i int, l *longStrings) int {
 		if end := l.end(s, i); end >= 0 {
 			return end
 		}
-		return stringEnd(s, i+1)
+		return skipStringContent(s, i+1)
 	case '{', '[':
 		depth := 0
 		for i < len(s) {
@@ -130,26 +130,6 @@ func (l *longStrings) end(s string, i int) int {
 	return -1
 }
 
-// shortString bounds the strings that stringEnd and decodeString read a byte at a time: in
-// the wasm filter a loop in the caller beats the chain of calls down to strings.IndexByte for
-// keys and short values (a call costs about as much as ten bytes of the loop), while
-// IndexByte, assembly reading four bytes at a time, wins on long strings.
-const shortString = 32
-
-// stringEnd is skipStringContent with the short strings, nearly every key and the values the
-// gateway reads, ended without a call.
-func stringEnd(s string, i int) int {
-	for j := i; j < len(s) && j < i+shortString; j++ {
-		switch s[j] {
-		case '"':
-			return j + 1
-		case '\\':
-			return skipStringContent(s, i)
-		}
-	}
-	return skipStringContent(s, i)
-}
-
 // skipStringContent returns the index just after the closing quote of the string whose
 // content starts at s[i]. validate has checked the string, so it jumps from quote to quote
 // (strings.IndexByte is assembly, several times faster in wasm than a loop in Go) and looks
@@ -183,14 +163,4 @@ func skipSpaceString(s string, i int) int {
 // decodeString returns the value of a raw JSON string (with its quotes). Strings without
 // escapes, nearly all of them, are their own content; the others are decoded by
 // jsontext.Unquote, the way every conforming decoder does.
-func decodeString(raw string) string {
-	if len(raw) < 2 || len(raw) > shortString {
-		return jsontext.Unquote(raw)
-	}
-	for i := 1; i < len(raw)-1; i++ {
-		if raw[i] == '\\' {
-			return jsontext.Unquote(raw)
-		}
-	}
-	return raw[1 : len(raw)-1] // what Unquote returns for text without a backslash
-}
+func decodeString(raw string) string { return jsontext.Unquote(raw) }

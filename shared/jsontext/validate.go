@@ -218,21 +218,22 @@ func skipDigits(b []byte, i int) int {
 // at b[i], or -1 if it is unterminated, holds a raw control character or a bad escape.
 func skipString(b []byte, i int) int {
 	for i < len(b) {
-		// Jump over ordinary bytes 32 at a time (in the wasm filter each turn of a loop costs
-		// about as much as the test of a word), then eight at a time, to the first one that
-		// needs a look.
-		for i+32 <= len(b) {
-			w := b[i : i+32]
-			if stringSpecials(binary.LittleEndian.Uint64(w))|stringSpecials(binary.LittleEndian.Uint64(w[8:]))|
-				stringSpecials(binary.LittleEndian.Uint64(w[16:]))|stringSpecials(binary.LittleEndian.Uint64(w[24:])) != 0 {
-				break
-			}
-			i += 32
-		}
+		// Jump over ordinary bytes eight at a time, to the first one that needs a look; past
+		// eight ordinary bytes, 32 at a time while it can (in the wasm filter each turn of a
+		// loop costs about as much as the test of a word). Short strings, most keys and
+		// names, never pay for the longer test.
 		if i+8 <= len(b) {
 			m := stringSpecials(binary.LittleEndian.Uint64(b[i:]))
 			if m == 0 {
 				i += 8
+				for i+32 <= len(b) {
+					w := b[i : i+32]
+					if stringSpecials(binary.LittleEndian.Uint64(w))|stringSpecials(binary.LittleEndian.Uint64(w[8:]))|
+						stringSpecials(binary.LittleEndian.Uint64(w[16:]))|stringSpecials(binary.LittleEndian.Uint64(w[24:])) != 0 {
+						break
+					}
+					i += 32
+				}
 				continue
 			}
 			i += bits.TrailingZeros64(m) / 8
