@@ -3,16 +3,23 @@ package jsonrpc
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 )
 
 // FuzzParse checks that Parse never panics, that whatever it accepts Go's encoding/json
-// accepts too and reads the same way (method, id, tool, arguments), and that the error
-// bodies built from its results are valid JSON. Seeds: testdata/fuzz/FuzzParse.
+// accepts too and reads the same way (method, id, tool, arguments), that ParseOwned reads
+// every body as Parse does, and that the error bodies built from its results are valid JSON.
+// Seeds: testdata/fuzz/FuzzParse.
 func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		b, err := Parse(body)
+		var one [1]Message
+		ob, oerr := ParseOwned(one[:], slices.Clone(body))
+		if !reflect.DeepEqual(ob, b) || !reflect.DeepEqual(oerr, err) {
+			t.Fatalf("ParseOwned(%q) = %+v, %v; Parse: %+v, %v", body, ob, oerr, b, err)
+		}
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) {

@@ -143,7 +143,7 @@ func ReadClient(m *Message) Client {
 		return c
 	}
 	var out [2]string
-	if _, reason := readMembers(src, []string{versionKey, infoKey}, out[:], "", nil); reason != "" {
+	if _, reason := readMembers(src, []string{versionKey, infoKey}, out[:], "", nil, nil); reason != "" {
 		return c
 	}
 	if isString(out[0]) {
@@ -151,7 +151,7 @@ func ReadClient(m *Message) Client {
 	}
 	if isObject(out[1]) {
 		var info [2]string
-		if _, reason := readMembers(out[1], []string{"name", "version"}, info[:], "", nil); reason == "" {
+		if _, reason := readMembers(out[1], []string{"name", "version"}, info[:], "", nil, nil); reason == "" {
 			if isString(info[0]) {
 				c.Name = decodeString(info[0])
 			}
@@ -167,7 +167,7 @@ func ReadClient(m *Message) Client {
 // string); ok is false when obj names it twice, or spells it otherwise only by case.
 func metaString(obj, key string) (string, bool) {
 	var out [1]string
-	if _, reason := readMembers(obj, []string{key}, out[:], "", nil); reason != "" {
+	if _, reason := readMembers(obj, []string{key}, out[:], "", nil, nil); reason != "" {
 		return "", false
 	}
 	if !isString(out[0]) {

@@ -2,10 +2,10 @@ package jsonrpc
 
 import (
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/mcpmesh/gateway/shared/jsontext"
 )
@@ -124,7 +124,15 @@ func parseError(reason string) error {
 
 // Parse reads an MCP request body. The error, when not nil, is an [*Error]. The body is
 // copied once; it may be reused after Parse returns.
-func Parse(body []byte) (Batch, error) {
+func Parse(body []byte) (Batch, error) { return parse(nil, body, false) }
+
+// ParseOwned is Parse for a body that nobody writes to again, such as the buffer the proxy
+// hands the filter: the strings of the result share the body's memory instead of a copy. The
+// messages are appended to dst[:0], so that a caller's storage for one message spares an
+// allocation. In the wasm filter each allocation costs more than parsing a hundred bytes.
+func ParseOwned(dst []Message, body []byte) (Batch, error) { return parse(dst[:0], body, true) }
+
+func parse(dst []Message, body []byte, owned bool) (Batch, error) {
 	first := -1
 	for i, c := range body {
 		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
@@ -135,26 +143,32 @@ func Parse(body []byte) (Batch, error) {
 	if first < 0 {
 		return Batch{}, parseError("empty body")
 	}
-	switch jsontext.Validate(body, MaxDepth) {
+	l := &longStrings{first: first, textLen: len(body) - first}
+	switch jsontext.ValidateRecording(body, MaxDepth, &l.rec) {
 	case jsontext.TooDeep:
 		return Batch{}, parseError("nesting deeper than " + strconv.Itoa(MaxDepth))
 	case jsontext.Invalid:
 		return Batch{}, parseError("invalid JSON")
 	}
-	// The body is valid JSON from here on; its text is copied once and every string of
-	// the result shares that copy.
-	text := string(body[first:])
+	// The body is valid JSON from here on; every string of the result shares its text (or
+	// one copy of it).
+	var text string
+	if owned {
+		text = unsafe.String(&body[first], len(body)-first)
+	} else {
+		text = string(body[first:])
+	}
 	switch text[0] {
 	case '{':
-		m, _, err := parseMessage(text, -1)
+		m, _, err := parseMessage(text, -1, l)
 		if err != nil {
 			return Batch{}, err
 		}
-		return Batch{Messages: []Message{m}}, nil
+		return Batch{Messages: append(dst, m)}, nil
 	case '[':
-		b := Batch{Array: true}
+		b := Batch{Array: true, Messages: dst}
 		for i := skipSpaceString(text, 1); i < len(text) && text[i] != ']'; {
-			m, n, err := parseMessage(text[i:], len(b.Messages))
+			m, n, err := parseMessage(text[i:], len(b.Messages), l)
 			if err != nil {
 				return Batch{}, err
 			}
@@ -205,12 +219,12 @@ const (
 // readMembers reads the members of the object that starts s (valid JSON, which may go on
 // after the object) and stores in out the raw values of those named in names. It returns the
 // length of the object's text, or a reason: a duplicated name, or a name equal to one of
-// names under Unicode case folding but not identical.
+// names under Unicode case folding but not identical. The names must be ASCII.
 //
 // nested, when not nil, names a member whose value, if an object, is read in the same pass
 // (its own problem, if any, goes to nested.reason): tools/call params, so that the arguments
 // in them are scanned once rather than once per level.
-func readMembers(s string, names []string, out []string, prefix string, nested *nestedMembers) (int, string) {
+func readMembers(s string, names []string, out []string, prefix string, nested *nestedMembers, l *longStrings) (int, string) {
 	m := newMembers(s)
 	for {
 		rawKey := m.key()
@@ -218,31 +232,59 @@ func readMembers(s string, names []string, out []string, prefix string, nested *
 			return m.end, ""
 		}
 		key := decodeString(rawKey)
-		i := slices.Index(names, key)
+		i := memberIndex(names, key)
 		if i < 0 {
-			for _, name := range names {
-				if strings.EqualFold(key, name) {
-					return 0, "member name differs from " + prefix + name + " only by case"
-				}
+			if reason := caseVariant(names, key, prefix); reason != "" {
+				return 0, reason
 			}
-			m.value()
+			m.valueIn(l)
 			continue
 		}
 		if out[i] != "" {
 			return 0, "duplicate member " + prefix + names[i]
 		}
 		if nested == nil || i != nested.index || !isObject(m.rest()) {
-			out[i] = m.value()
+			out[i] = m.valueIn(l)
 			continue
 		}
-		n, reason := readMembers(m.rest(), nested.names, nested.out[:], nested.prefix, nil)
+		n, reason := readMembers(m.rest(), nested.names, nested.out[:], nested.prefix, nil, l)
 		if reason != "" {
 			nested.reason = reason
-			n = skipValue(m.rest(), 0)
+			n = skipValue(m.rest(), 0, l)
 		}
 		out[i] = m.rest()[:n]
 		m.skip(n)
 	}
+}
+
+// memberIndex returns the index of key in names, or -1.
+func memberIndex(names []string, key string) int {
+	for i, name := range names {
+		if len(name) == len(key) && name == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// caseVariant returns the problem of a key that equals one of names under Unicode case
+// folding but is not identical, or "". The names are ASCII, so an ASCII key can fold to one
+// only at the same length: strings.EqualFold runs only for those and for keys with other
+// characters (ſ and the Kelvin sign fold to s and k).
+func caseVariant(names []string, key, prefix string) string {
+	ascii := true
+	for i := 0; i < len(key); i++ {
+		if key[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	for _, name := range names {
+		if (!ascii || len(name) == len(key)) && strings.EqualFold(key, name) {
+			return "member name differs from " + prefix + name + " only by case"
+		}
+	}
+	return ""
 }
 
 // nestedMembers is the member readMembers reads inside one of the members it reads: the
@@ -277,7 +319,7 @@ func cleanText(s string) bool {
 
 // parseMessage reads the message that starts s (a batch element may be followed by more
 // text) and returns it with the length of its text.
-func parseMessage(s string, index int) (Message, int, error) {
+func parseMessage(s string, index int, l *longStrings) (Message, int, error) {
 	invalid := func(id, reason string) (Message, int, error) {
 		return Message{}, 0, &Error{Err: ErrInvalidRequest, Index: index, ID: id, Reason: reason}
 	}
@@ -286,7 +328,7 @@ func parseMessage(s string, index int) (Message, int, error) {
 	}
 	var f [numMessageFields]string
 	inParams := nestedMembers{index: fParams, names: toolFields[:], prefix: "params."}
-	n, reason := readMembers(s, messageFields[:], f[:], "", &inParams)
+	n, reason := readMembers(s, messageFields[:], f[:], "", &inParams, l)
 	if reason != "" {
 		return invalid("", reason)
 	}

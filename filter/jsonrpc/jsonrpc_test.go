@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -375,6 +376,53 @@ func TestAppendString_AsGJSON(t *testing.T) {
 	for _, s := range []string{"", "plain text 123", "req-7f3a", `q"uote`, `back\\slash`, "<b>&amp;</b>", "tab\tnew\nline\x00\x1f", "\x7f", "é漢字😀", "bad \xff utf8", "sep\u2028\u2029", "~"} {
 		if got, want := string(jsontext.AppendString([]byte("x"), s)), string(gjson.AppendJSONString([]byte("x"), s)); got != want {
 			t.Errorf("AppendString(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+// Parse jumps over the long strings its validation recorded (longStrings): bodies with long
+// strings everywhere — with escaped quotes, more than are recorded, in batches, after
+// whitespace, as keys, and in params read a second time after a problem — are read as the
+// reference reads them.
+func TestParse_LongStringsReadAsReference(t *testing.T) {
+	t.Parallel()
+	long := func(c string) string { return strings.Repeat(c, jsontext.LongString) }
+	esc := long("a") + `\"` + long("b") + `\\` + `\"x`
+	call := func(args string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":` + args + `}}`
+	}
+	many := `{`
+	for i := range 12 {
+		many += `"k` + strconv.Itoa(i) + `":"` + long("m") + `",`
+	}
+	many += `"n":[` + strings.Repeat(`"`+long("z")+`",`, 3) + `{"d":"` + esc + `"}]}`
+	bodies := map[string]string{
+		"argument":          call(`{"text":"` + long("x") + `"}`),
+		"escaped quotes":    call(`{"text":"` + esc + `","more":"` + esc + `"}`),
+		"many":              call(many),
+		"long key":          call(`{"` + long("k") + `":"` + long("v") + `"}`),
+		"long id":           `{"jsonrpc":"2.0","id":"` + long("i") + `","method":"ping"}`,
+		"long tool":         `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + long("t") + `","arguments":{}}}`,
+		"whitespace":        " \n\t " + call(`{"text":"`+esc+`"}`),
+		"batch":             `[` + call(`{"a":"`+long("a")+`"}`) + `, ` + call(`{"b":["`+esc+`","`+long("c")+`"]}`) + `]`,
+		"params read again": `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"t":"` + long("x") + `"},"name":"a","name":"b"}}`,
+		"case variant":      `{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"` + long("s") + `","Name":"` + long("n") + `"},"extra":"` + long("e") + `"}`,
+		"long method":       `{"jsonrpc":"2.0","method":"` + long("m") + `","params":["` + long("p") + `"]}`,
+	}
+	for name, body := range bodies {
+		got, err := Parse([]byte(body))
+		want, wantErr := refParse([]byte(body))
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("%s: error %v, reference error %v", name, err, wantErr)
+		}
+		if err != nil {
+			if e, w := err.(*Error), wantErr.(*Error); e.Err != w.Err || e.Index != w.Index || e.ID != w.ID || e.Reason != w.Reason {
+				t.Fatalf("%s: error %+v, reference %+v", name, e, w)
+			}
+			continue
+		}
+		if got.Array != want.Array || !slices.Equal(got.Messages, want.Messages) {
+			t.Fatalf("%s: %+v, reference %+v", name, got, want)
 		}
 	}
 }

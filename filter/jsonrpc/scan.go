@@ -33,7 +33,7 @@ func (m *members) key() string {
 		m.i = m.end
 		return ""
 	}
-	keyEnd := skipValue(m.s, i)
+	keyEnd := skipStringContent(m.s, i+1)
 	colon := skipSpaceString(m.s, keyEnd)
 	m.i = skipSpaceString(m.s, min(colon+1, len(m.s)))
 	return m.s[i:keyEnd]
@@ -46,27 +46,38 @@ func (m *members) rest() string { return m.s[m.i:] }
 func (m *members) skip(n int) { m.i = min(m.i+n, len(m.s)) }
 
 // value returns the raw value of the current member and moves past it.
-func (m *members) value() string {
-	end := skipValue(m.s, m.i)
+func (m *members) value() string { return m.valueIn(nil) }
+
+// valueIn is value for a reader whose text l knows the long strings of (m.s a suffix of it).
+func (m *members) valueIn(l *longStrings) string {
+	end := skipValue(m.s, m.i, l)
 	v := m.s[m.i:end]
 	m.i = end
 	return v
 }
 
-// skipValue returns the index just after the value that starts at s[i].
-func skipValue(s string, i int) int {
+// skipValue returns the index just after the value that starts at s[i]. l, when not nil,
+// holds the long strings of the text s is a suffix of.
+func skipValue(s string, i int, l *longStrings) int {
 	if i >= len(s) {
 		return len(s)
 	}
 	switch s[i] {
 	case '"':
+		if end := l.end(s, i); end >= 0 {
+			return end
+		}
 		return skipStringContent(s, i+1)
 	case '{', '[':
 		depth := 0
 		for i < len(s) {
 			switch s[i] {
 			case '"':
-				i = skipStringContent(s, i+1)
+				if end := l.end(s, i); end >= 0 {
+					i = end
+				} else {
+					i = skipStringContent(s, i+1)
+				}
 				continue
 			case '{', '[':
 				depth++
@@ -88,6 +99,35 @@ func skipValue(s string, i int) int {
 		i++
 	}
 	return i
+}
+
+// longStrings lets the readers of one validated text jump over the long strings that
+// jsontext.ValidateRecording found in it, rather than read them a second time (in the wasm
+// filter a read costs about six instructions a byte). Readers go through the text from left
+// to right; a string met again after a step back is read as any other.
+type longStrings struct {
+	rec     jsontext.LongStrings // offsets in the validated body
+	first   int                  // where the text starts in the body
+	textLen int                  // the text's length: its suffix s starts at textLen-len(s)
+	next    int                  // the first record not passed yet
+}
+
+// end returns the index after the string whose opening quote is s[i], s a suffix of the text,
+// if it is a recorded long string, or -1.
+func (l *longStrings) end(s string, i int) int {
+	if l == nil {
+		return -1
+	}
+	at := l.first + l.textLen - len(s) + i // in the body
+	for l.next < l.rec.N && l.rec.Start[l.next] < at {
+		l.next++
+	}
+	if l.next < l.rec.N && l.rec.Start[l.next] == at {
+		end := i + l.rec.End[l.next] - at
+		l.next++
+		return end
+	}
+	return -1
 }
 
 // skipStringContent returns the index just after the closing quote of the string whose

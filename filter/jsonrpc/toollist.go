@@ -377,7 +377,26 @@ func ToolListErrorBody(id, requestID string) []byte {
 // and \u0073; JSON has no other escape that makes a letter). A body without them holds no
 // tool list for any reader, so it need not be read (the cost of ordinary answers).
 func MayHoldToolList(body []byte) bool {
-	return bytes.Contains(body, toolsKey) || bytes.Contains(body, escape6) || bytes.Contains(body, escape7)
+	return containsToolsKey(body) || bytes.Contains(body, escape6) || bytes.Contains(body, escape7)
+}
+
+// containsToolsKey is bytes.Contains(body, toolsKey). It looks for the key's 'l', rare in
+// JSON, and checks each one found: bytes.Index starts from the quote, and after a few quotes
+// that start no match it falls back to a Rabin-Karp hash of every byte, which costs about 75
+// instructions a byte in the wasm filter (there is no assembly for it there).
+func containsToolsKey(body []byte) bool {
+	const l = 4 // the index of 'l' in toolsKey
+	for i := l; i < len(body); i++ {
+		j := bytes.IndexByte(body[i:], 'l')
+		if j < 0 {
+			return false
+		}
+		i += j
+		if i+len(toolsKey)-l <= len(body) && bytes.Equal(body[i-l:i-l+len(toolsKey)], toolsKey) {
+			return true
+		}
+	}
+	return false
 }
 
 // MarkerOverlap is how many bytes of one chunk MayHoldToolList must see again with the next,

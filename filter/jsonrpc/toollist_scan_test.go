@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -74,10 +75,14 @@ func FuzzMayHoldToolList(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
 		`[{"id":1,"result":{"tool\u0073":[]}}]`,
 		`{"id":1,"result":{"content":[]}}`,
+		`"tools"`, `l"tools"`, `"tools`, `tools"`, `"too"tools"ls"`, `ll"tooll"tools"`, `"tool`, `l`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
+		if got, want := containsToolsKey(body), bytes.Contains(body, toolsKey); got != want {
+			t.Fatalf("containsToolsKey(%q) = %v, bytes.Contains %v", body, got, want)
+		}
 		if MayHoldToolList(body) {
 			return
 		}

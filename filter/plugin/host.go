@@ -75,7 +75,8 @@ type StreamHost interface {
 	SetRequestHeader(name, value string)
 	// RemoveRequestHeader removes every value of a request header.
 	RemoveRequestHeader(name string)
-	// RequestBody returns the request body buffered so far (size bytes).
+	// RequestBody returns the request body buffered so far (size bytes). The bytes are the
+	// plugin's: the proxy never writes them again (the plugin parses them without a copy).
 	RequestBody(size int) []byte
 	// ResponseHeaders returns every response header, ":status" included (response callbacks).
 	ResponseHeaders() []Header

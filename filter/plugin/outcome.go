@@ -18,28 +18,25 @@ const (
 // publish sets the decision properties of the stream. It reuses the filter's buffer: the
 // proxy copies each value.
 func (s *stream) publish(in *policy.Input, d policy.Decision, method, tool string) {
-	f := s.f
-	set := func(path, value string) {
-		f.propBuf = append(f.propBuf[:0], value...)
-		s.h.SetProperty(path, f.propBuf)
-	}
-	set(PropMCPMethod, method)
-	set(PropMCPTool, tool)
+	s.setProperty(PropMCPMethod, method)
+	s.setProperty(PropMCPTool, tool)
 	allow, reasons := "false", d.AllowWhyFalse
 	if d.Allow {
 		allow, reasons = "true", d.AllowWhyTrue
 	}
-	set(PropAllow, allow)
-	f.propBuf = f.propBuf[:0]
-	for r := range reasons.All() {
-		if len(f.propBuf) > 0 {
-			f.propBuf = append(f.propBuf, ',')
-		}
-		f.propBuf = append(f.propBuf, r.String()...)
-	}
+	s.setProperty(PropAllow, allow)
+	f := s.f
+	f.propBuf = reasons.AppendJoined(f.propBuf[:0], ',')
 	s.h.SetProperty(PropReasons, f.propBuf)
-	set(PropUser, in.User)
-	set(PropRequestID, s.requestID())
+	s.setProperty(PropUser, in.User)
+	s.setProperty(PropRequestID, s.requestID())
+}
+
+// setProperty publishes value under path through the filter's buffer.
+func (s *stream) setProperty(path, value string) {
+	f := s.f
+	f.propBuf = append(f.propBuf[:0], value...)
+	s.h.SetProperty(path, f.propBuf)
 }
 
 // refuse answers nothing itself: it counts a request refused before the policy decided (the

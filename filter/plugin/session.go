@@ -110,7 +110,7 @@ func (s *stream) admitToServer(b *bundle) bool {
 	// header too, and is replaced by the canonical one when forwarded.
 	n, v := 0, ""
 	for i := range s.hdrs {
-		if name := s.hdrs[i].Name; name == sessionHeader || isUnderscoreSpelling(name, sessionHeader) {
+		if name := s.hdrs[i].Name; isName(name, sessionHeader) || isUnderscoreSpelling(name, sessionHeader) {
 			n++
 			v = s.hdrs[i].Value
 			if name != sessionHeader {
@@ -176,5 +176,22 @@ func (s *stream) bindSession(id string) {
 // isUnderscoreSpelling reports whether name is canonical spelled with some '-' as '_', as
 // servers that map both to '_' (CGI, WSGI, Rack) read it.
 func isUnderscoreSpelling(name, canonical string) bool {
-	return len(name) == len(canonical) && name != canonical && replaceByte(name, '_', '-') == canonical
+	// The length test stays in the callers' loops over the headers (this is inlined): a call
+	// per header costs more in the wasm filter than the comparison.
+	return len(name) == len(canonical) && underscoreSpelling(name, canonical)
+}
+
+// underscoreSpelling is isUnderscoreSpelling for names of the canonical length: name with
+// each '_' read as '-' is canonical, and name has at least one '_'.
+func underscoreSpelling(name, canonical string) bool {
+	underscore := false
+	for i := 0; i < len(name) && i < len(canonical); i++ {
+		switch c := name[i]; {
+		case c == '_' && canonical[i] == '-':
+			underscore = true
+		case c != canonical[i] || c == '_':
+			return false
+		}
+	}
+	return underscore
 }

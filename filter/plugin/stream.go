@@ -42,11 +42,12 @@ type stream struct {
 	isPOST     bool   // an MCP POST: its body is parsed and decided on
 	bodyDone   bool   // the whole body was read and parsed
 	messages   []jsonrpc.Message
-	batch      bool    // the body was a JSON-RPC batch
-	bundle     *bundle // set once the credential is verified
-	pending    bool    // waiting for the token service
-	done       bool    // continued for good or answered: later callbacks pass through
-	finished   bool    // OnDone ran
+	msgBuf     [1]jsonrpc.Message // storage of messages for a body of one message
+	batch      bool               // the body was a JSON-RPC batch
+	bundle     *bundle            // set once the credential is verified
+	pending    bool               // waiting for the token service
+	done       bool               // continued for good or answered: later callbacks pass through
+	finished   bool               // OnDone ran
 	reqID      string
 	reqIDRead  bool
 	replied    bool // answered locally
@@ -70,8 +71,9 @@ type stream struct {
 	// client is what the message being recorded says of its client and revision.
 	client jsonrpc.Client
 	// tl is set when the body holds tools/list requests whose responses are filtered
-	// (toollist.go).
-	tl *toolListWatch
+	// (toollist.go); it points at tlWatch.
+	tl      *toolListWatch
+	tlWatch toolListWatch
 }
 
 func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
@@ -103,6 +105,9 @@ func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
 	// Only headers the request carries are removed: a host call costs more in the wasm
 	// filter than the scan of the headers it already holds.
 	for _, h := range s.hdrs {
+		if len(h.Name) != len(checkapi.AssertionHeader) {
+			continue // both tests below need the length; a call per header costs more
+		}
 		if ascii.EqualFold(h.Name, checkapi.AssertionHeader) {
 			s.h.RemoveRequestHeader(checkapi.AssertionHeader)
 		} else if isUnderscoreSpelling(h.Name, checkapi.AssertionHeader) {
@@ -225,7 +230,7 @@ func (s *stream) OnRequestBody(bodySize int, endOfStream bool) Action {
 	if !endOfStream || s.unsupportedCT {
 		return Pause // an unsupported Content-Type is refused in onBundle, body unread
 	}
-	batch, err := jsonrpc.Parse(s.h.RequestBody(bodySize))
+	batch, err := jsonrpc.ParseOwned(s.msgBuf[:], s.h.RequestBody(bodySize))
 	if err != nil {
 		s.refuse(metricRejected, policy.ReasonBodyUnparsable)
 		var id string
@@ -329,7 +334,7 @@ func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
 			}
 		default:
 			// Envoy hands header names lower-case; any other spelling is removed all the same.
-			hasAuthenticate = hasAuthenticate || ascii.EqualFold(h.Name, "www-authenticate")
+			hasAuthenticate = hasAuthenticate || len(h.Name) == len("www-authenticate") && ascii.EqualFold(h.Name, "www-authenticate")
 		}
 	}
 	if gatewayCookie {

@@ -55,6 +55,13 @@ type toolListWatch struct {
 // asked for on this stream): text that cannot name tools is not read.
 func (tl *toolListWatch) scan() bool { return tl.anyID && len(tl.ids) == 0 }
 
+// watch starts watching the response with tl. The watch lives in the stream itself (one
+// allocation less per allowed POST, which costs more than the copy in the wasm filter).
+func (s *stream) watch(tl toolListWatch) {
+	s.tlWatch = tl
+	s.tl = &s.tlWatch
+}
+
 // watchEventStreamLists rewrites the tool lists of an event-stream GET on an MCP server
 // route: a server may answer a request there (after a 202 to the POST, or replaying a stream
 // resumed with Last-Event-ID), and clients take the answer. The filter has not seen those
@@ -63,7 +70,7 @@ func (s *stream) watchEventStreamLists() {
 	if s.route.NoToolListFilter {
 		return
 	}
-	s.tl = &toolListWatch{mode: tlSSE, anyID: true, private: s.mcpVersion >= "2026-07-28"}
+	s.watch(toolListWatch{mode: tlSSE, anyID: true, private: s.mcpVersion >= "2026-07-28"})
 }
 
 // asksForEventStream reports whether the stream is an allowed GET on an MCP server route
@@ -96,7 +103,7 @@ func (s *stream) asksForEventStream() bool {
 func (s *stream) stripAcceptEncoding() {
 	if s.route.Kind == pluginconf.KindServer && !s.route.NoToolListFilter {
 		for _, h := range s.hdrs { // a host call only when there is something to remove
-			if ascii.EqualFold(h.Name, "accept-encoding") {
+			if len(h.Name) == len("accept-encoding") && ascii.EqualFold(h.Name, "accept-encoding") {
 				s.h.RemoveRequestHeader("accept-encoding")
 				break
 			}
@@ -110,7 +117,7 @@ func (s *stream) watchToolLists() {
 	if s.route.Kind != pluginconf.KindServer || s.route.NoToolListFilter || !s.isPOST {
 		return
 	}
-	s.tl = &toolListWatch{anyID: true, private: s.mcpVersion >= "2026-07-28"}
+	s.watch(toolListWatch{anyID: true, private: s.mcpVersion >= "2026-07-28"})
 	for i := range s.messages {
 		m := &s.messages[i]
 		if m.Method != "tools/list" || m.ID == "" || m.Kind != jsonrpc.KindRequest {

@@ -122,3 +122,40 @@ func nesting(body []byte) int {
 	}
 	return deepest
 }
+
+// ValidateRecording gives Validate's verdict and records the string values of LongString
+// bytes or more, the first eight, where they are.
+func TestValidateRecording(t *testing.T) {
+	t.Parallel()
+	long := `"` + strings.Repeat("a", LongString-4) + `\"` + `"` // LongString bytes with its quotes
+	short := `"` + strings.Repeat("a", LongString-3) + `"`       // one byte shorter
+	many := "[" + strings.Repeat(long+",", 9) + long + "]"
+	for _, tt := range []struct {
+		name, body string
+		starts     []int
+	}{
+		{"value", `{"k":` + long + `}`, []int{5}},
+		{"key not recorded", `{` + long + `:1}`, nil},
+		{"one byte short", `[` + short + `]`, nil},
+		{"first eight", many, []int{1, 1 + 65, 1 + 2*65, 1 + 3*65, 1 + 4*65, 1 + 5*65, 1 + 6*65, 1 + 7*65}},
+		{"invalid", `[` + long + `,]`, nil},
+	} {
+		var ls LongStrings
+		ls.N = 3 // reset by ValidateRecording
+		v := ValidateRecording([]byte(tt.body), MaxDepth, &ls)
+		if want := Validate([]byte(tt.body), MaxDepth); v != want {
+			t.Fatalf("%s: verdict %v, Validate %v", tt.name, v, want)
+		}
+		if v != Valid {
+			continue
+		}
+		if ls.N != len(tt.starts) {
+			t.Fatalf("%s: %d recorded, want %d", tt.name, ls.N, len(tt.starts))
+		}
+		for i, start := range tt.starts {
+			if ls.Start[i] != start || ls.End[i] != start+len(long) {
+				t.Fatalf("%s: record %d = %d..%d, want %d..%d", tt.name, i, ls.Start[i], ls.End[i], start, start+len(long))
+			}
+		}
+	}
+}

@@ -510,6 +510,30 @@ func TestReasons(t *testing.T) {
 	}
 }
 
+func TestReasons_AppendJoined(t *testing.T) {
+	t.Parallel()
+	all := Reasons(0)
+	for r := range numReasons {
+		all = all.Add(r)
+	}
+	for _, tt := range []struct {
+		name string
+		s    Reasons
+	}{
+		{"empty", 0},
+		{"one", rs(ReasonDomainOK)},
+		{"several", rs(ReasonMCPToolOK, ReasonAccept, ReasonDomainOK)},
+		{"last", rs(numReasons - 1)},
+		{"all", all},
+		{"unknown bits", all | 1<<31},
+	} {
+		want := "pre:" + strings.Join(tt.s.Strings(), ",")
+		if got := string(tt.s.AppendJoined([]byte("pre:"), ',')); got != want {
+			t.Errorf("%s: AppendJoined = %q, want %q", tt.name, got, want)
+		}
+	}
+}
+
 func BenchmarkEvaluate_RecommendedPattern(b *testing.B) {
 	p := mustParse(b, `
 allow:

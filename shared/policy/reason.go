@@ -1,6 +1,9 @@
 package policy
 
-import "iter"
+import (
+	"iter"
+	"math/bits"
+)
 
 // Reason names why a criterion pushed a decision one way or the other. Its String form is
 // what the authorization log shows in allow-why-true, allow-why-false and deny-why-false.
@@ -130,6 +133,21 @@ func (s Reasons) AppendStrings(dst []string) []string {
 		if s.Has(r) {
 			dst = append(dst, reasonNames[r])
 		}
+	}
+	return dst
+}
+
+// AppendJoined appends the names of the set's reasons, in order and separated by sep, to dst
+// and returns the extended slice. It visits only the reasons in the set (the filter publishes
+// a set on every request).
+func (s Reasons) AppendJoined(dst []byte, sep byte) []byte {
+	first := true
+	for x := s & (1<<numReasons - 1); x != 0; x &= x - 1 {
+		if !first {
+			dst = append(dst, sep)
+		}
+		first = false
+		dst = append(dst, reasonNames[bits.TrailingZeros32(uint32(x))]...)
 	}
 	return dst
 }

@@ -101,20 +101,26 @@ func (s *StreamHost) RequestHeader(name string) (string, bool) {
 // RequestHeaders returns every request header, pseudo-headers included. A map the host
 // serialized wrongly is logged and yields no headers.
 func (s *StreamHost) RequestHeaders() []plugin.Header {
-	return s.headers(MapHTTPRequestHeaders)
+	var dst []plugin.Header
+	if !s.s.reqHeadersTaken {
+		s.s.reqHeadersTaken = true
+		dst = s.s.reqHeaders[:0]
+	}
+	return s.headers(MapHTTPRequestHeaders, dst)
 }
 
 // ResponseHeaders returns every response header, ":status" included.
 func (s *StreamHost) ResponseHeaders() []plugin.Header {
-	return s.headers(MapHTTPResponseHeaders)
+	return s.headers(MapHTTPResponseHeaders, nil)
 }
 
-func (s *StreamHost) headers(m MapType) []plugin.Header {
+// headers reads header map m, into dst's array if it has room.
+func (s *StreamHost) headers(m MapType, dst []plugin.Header) []plugin.Header {
 	b, st := s.h.getHeaderMapPairs(m)
 	if st != StatusOK {
 		return nil
 	}
-	hs, err := parseOwnedHeaderMap(b)
+	hs, err := parseOwnedHeaderMap(dst, b)
 	if err != nil {
 		s.h.log(uint32(plugin.LogError), "read header map "+strconv.FormatUint(uint64(m), 10)+": "+err.Error())
 		return nil
@@ -146,7 +152,7 @@ func (s *StreamHost) requestMutationFailed(op string, st Status) {
 }
 
 // RequestBody returns the request body buffered so far, up to size bytes, or nil if the host
-// has none.
+// has none. Each call copies it into a new buffer, which nothing writes to again.
 func (s *StreamHost) RequestBody(size int) []byte {
 	if size <= 0 {
 		return nil

@@ -2,6 +2,8 @@ package abi
 
 import (
 	"reflect"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/mcpmesh/gateway/filter/plugin"
@@ -53,6 +55,33 @@ func TestStreamHost_HeadersAndBody(t *testing.T) {
 	h.rawMaps[MapHTTPRequestHeaders] = []byte{1, 2, 3, 4, 5}
 	if got := sh.RequestHeaders(); got != nil || !h.hasLog(plugin.LogError, "malformed proxy-wasm header map") {
 		t.Fatalf("malformed map: %q, logs %v", got, h.logs)
+	}
+}
+
+// The first read of the request headers is stored in the stream context; a later read must
+// not change the slice handed out before, whatever the headers have become, and a map longer
+// than the context's storage is read whole.
+func TestStreamHost_RequestHeadersNeverAliasEarlierReads(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, streamHeaders, streamHeaders + 1} {
+		sh, h := streamHostOn(t)
+		var hs []plugin.Header
+		for i := range n {
+			hs = append(hs, plugin.Header{Name: "x-h" + strconv.Itoa(i), Value: "first"})
+		}
+		h.maps[MapHTTPRequestHeaders] = hs
+		first := sh.RequestHeaders()
+		want := slices.Clone(first)
+		if !reflect.DeepEqual(first, hs) {
+			t.Fatalf("%d headers: first read %q", n, first)
+		}
+		h.maps[MapHTTPRequestHeaders] = []plugin.Header{{Name: "x-other", Value: "second"}}
+		if second := sh.RequestHeaders(); len(second) != 1 || second[0].Value != "second" {
+			t.Fatalf("%d headers: second read %q", n, second)
+		}
+		if !reflect.DeepEqual(first, want) {
+			t.Fatalf("%d headers: first read changed to %q", n, first)
+		}
 	}
 }
 

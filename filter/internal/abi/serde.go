@@ -52,14 +52,17 @@ func AppendHeaderMap(dst []byte, hs []plugin.Header) []byte {
 // single NUL byte and a zero count all mean an empty map. Anything else that is not exactly
 // one well-formed map, with every NUL terminator in place and no trailing bytes, is rejected
 // with ErrMalformedHeaderMap. It never panics, whatever b holds.
-func ParseHeaderMap(b []byte) ([]plugin.Header, error) { return parseHeaderMap(b, false) }
+func ParseHeaderMap(b []byte) ([]plugin.Header, error) { return parseHeaderMap(nil, b, false) }
 
 // parseOwnedHeaderMap is ParseHeaderMap for a buffer the guest owns and never writes again,
 // one the host filled through proxy_on_memory_allocate: the header strings share its memory
-// instead of a copy of it (in the wasm build an allocation costs more than the parsing).
-func parseOwnedHeaderMap(b []byte) ([]plugin.Header, error) { return parseHeaderMap(b, true) }
+// instead of a copy of it (in the wasm build an allocation costs more than the parsing). The
+// headers are stored in dst's array when it has room for them.
+func parseOwnedHeaderMap(dst []plugin.Header, b []byte) ([]plugin.Header, error) {
+	return parseHeaderMap(dst, b, true)
+}
 
-func parseHeaderMap(b []byte, owned bool) ([]plugin.Header, error) {
+func parseHeaderMap(dst []plugin.Header, b []byte, owned bool) ([]plugin.Header, error) {
 	if len(b) == 0 || (len(b) == 1 && b[0] == 0) {
 		return nil, nil
 	}
@@ -78,37 +81,42 @@ func parseHeaderMap(b []byte, owned bool) ([]plugin.Header, error) {
 		}
 		return nil, nil
 	}
-	// First pass: check every length against the data, so the second pass cannot go out of
-	// bounds and one string conversion can back every header.
-	end := sizesEnd
-	for i := uint64(0); i < n; i++ {
-		off := 4 + 8*i
-		end += uint64(binary.LittleEndian.Uint32(b[off:])) + 1
-		end += uint64(binary.LittleEndian.Uint32(b[off+4:])) + 1
-		if end > total {
-			return nil, malformed("pair lengths exceed the data")
-		}
+	// Each pair takes at least ten bytes (two lengths, two NULs): a count the data cannot
+	// hold is refused before anything is allocated.
+	if n > (total-4)/10 {
+		return nil, malformed("pair count exceeds the data")
 	}
-	if end != total {
-		return nil, malformed("trailing bytes after the last pair")
-	}
+	// One pass checks each pair against the data and slices it: in the wasm filter a second
+	// loop over the pairs costs more than the headers' allocation.
 	var data string
 	if owned {
 		data = unsafe.String(&b[sizesEnd], len(b)-int(sizesEnd)) // n > 0: not empty
 	} else {
 		data = string(b[sizesEnd:])
 	}
-	hs := make([]plugin.Header, n)
-	pos := 0
+	var hs []plugin.Header
+	if uint64(cap(dst)) >= n {
+		hs = dst[:n]
+	} else {
+		hs = make([]plugin.Header, n)
+	}
+	pos, size := uint64(0), uint64(len(data))
 	for i := range hs {
 		off := 4 + 8*i
-		kl := int(binary.LittleEndian.Uint32(b[off:]))
-		vl := int(binary.LittleEndian.Uint32(b[off+4:]))
-		if data[pos+kl] != 0 || data[pos+kl+1+vl] != 0 {
+		kl := uint64(binary.LittleEndian.Uint32(b[off:]))
+		vl := uint64(binary.LittleEndian.Uint32(b[off+4:]))
+		end := pos + kl + vl + 2
+		if end > size {
+			return nil, malformed("pair lengths exceed the data")
+		}
+		if data[pos+kl] != 0 || data[end-1] != 0 {
 			return nil, malformed("missing NUL terminator")
 		}
-		hs[i] = plugin.Header{Name: data[pos : pos+kl], Value: data[pos+kl+1 : pos+kl+1+vl]}
-		pos += kl + vl + 2
+		hs[i] = plugin.Header{Name: data[pos : pos+kl], Value: data[pos+kl+1 : end-1]}
+		pos = end
+	}
+	if pos != size {
+		return nil, malformed("trailing bytes after the last pair")
 	}
 	return hs, nil
 }

@@ -45,7 +45,17 @@ type streamContext struct {
 	ended           bool // OnDone has run; nothing is delivered any more
 
 	calls []uint32 // pending http_call ids, to forget them when the stream ends
+
+	// reqHeaders holds the request headers the plugin reads first (StreamHost.RequestHeaders),
+	// when they fit: one allocation less per stream. Later reads allocate, so that no slice
+	// handed out ever changes.
+	reqHeaders      [streamHeaders]plugin.Header
+	reqHeadersTaken bool
 }
+
+// streamHeaders is how many request headers a stream context holds without an allocation:
+// those of a typical MCP request through Envoy.
+const streamHeaders = 24
 
 type callKey struct{ root, call uint32 }
 
@@ -437,7 +447,7 @@ func (v *vm) readCallResponse(numHeaders, bodySize int32) plugin.CallResponse {
 		v.logf(plugin.LogError, "http call response: read headers: "+st.Error())
 		return failed
 	}
-	hs, err := parseOwnedHeaderMap(b)
+	hs, err := parseOwnedHeaderMap(nil, b)
 	if err != nil {
 		v.logf(plugin.LogError, "http call response: "+err.Error())
 		return failed
