@@ -3,9 +3,8 @@ package policy
 import (
 	"encoding/json"
 	"errors"
-	"maps"
 	"math"
-	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -403,7 +402,16 @@ func asList(v any) ([]any, bool) {
 	return nil, false
 }
 
-func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
+// sortedKeys returns m's keys in order. It sorts with sort.Sort, not slices.Sorted: the filter
+// links sort's one copy of the algorithm, where each generic instantiation adds its own.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Sort(sort.StringSlice(keys))
+	return keys
+}
 
 func indexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
