@@ -409,7 +409,7 @@ func sortedKeys(m map[string]any) []string {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Sort(sort.StringSlice(keys))
+	sort.StringSlice(keys).Sort() // not sort.Strings: that is slices.Sort, a generic instantiation
 	return keys
 }
 
