@@ -1,10 +1,10 @@
 package jsonrpc
 
 import (
-	"encoding/binary"
-	"math/bits"
 	"slices"
 	"strings"
+
+	"github.com/mcpmesh/gateway/shared/jsontext"
 )
 
 // The one pass of RewriteToolLists over a response body: it validates the body as
@@ -94,7 +94,7 @@ func (t *toolScan) key(i int) (string, int) {
 	if t.peek(i) != '"' {
 		return "", -1
 	}
-	end := validStringEnd(t.b, i+1)
+	end := jsontext.StringEnd(t.b, i+1)
 	if end < 0 {
 		return "", -1
 	}
@@ -334,9 +334,9 @@ func validValueEnd(b []byte, i, depth int) int {
 	case i >= len(b):
 		return -1
 	case b[i] == '"':
-		return validStringEnd(b, i+1)
+		return jsontext.StringEnd(b, i+1)
 	case b[i] != '{' && b[i] != '[':
-		return validScalarEnd(b, i)
+		return jsontext.ScalarEnd(b, i)
 	}
 	// inArray has one bit per container open in the value: set for an array, clear for an
 	// object.
@@ -348,7 +348,7 @@ func validValueEnd(b []byte, i, depth int) int {
 	)
 	d, state := 0, wantValue
 	for {
-		i = skipSpaceBytes(b, i)
+		i = jsontext.SpaceEnd(b, i)
 		if i == len(b) {
 			return -1
 		}
@@ -367,7 +367,7 @@ func validValueEnd(b []byte, i, depth int) int {
 					inArray[d/64] &^= bit
 				}
 				d++
-				i = skipSpaceBytes(b, i+1)
+				i = jsontext.SpaceEnd(b, i+1)
 				switch {
 				case i < len(b) && (c == '{' && b[i] == '}' || c == '[' && b[i] == ']'):
 					d-- // empty container
@@ -378,9 +378,9 @@ func validValueEnd(b []byte, i, depth int) int {
 					state = wantValue
 				}
 			case '"':
-				i = validStringEnd(b, i+1)
+				i = jsontext.StringEnd(b, i+1)
 			default:
-				i = validScalarEnd(b, i)
+				i = jsontext.ScalarEnd(b, i)
 			}
 			if i < 0 {
 				return -1
@@ -389,10 +389,10 @@ func validValueEnd(b []byte, i, depth int) int {
 			if b[i] != '"' {
 				return -1
 			}
-			if i = validStringEnd(b, i+1); i < 0 {
+			if i = jsontext.StringEnd(b, i+1); i < 0 {
 				return -1
 			}
-			if i = skipSpaceBytes(b, i); i == len(b) || b[i] != ':' {
+			if i = jsontext.SpaceEnd(b, i); i == len(b) || b[i] != ':' {
 				return -1
 			}
 			i++
@@ -416,124 +416,4 @@ func validValueEnd(b []byte, i, depth int) int {
 			return i
 		}
 	}
-}
-
-// validScalarEnd returns the index after the literal or number at b[i], or -1.
-func validScalarEnd(b []byte, i int) int {
-	lit := ""
-	switch b[i] {
-	case 't':
-		lit = "true"
-	case 'f':
-		lit = "false"
-	case 'n':
-		lit = "null"
-	default:
-		return validNumberEnd(b, i)
-	}
-	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
-		return -1
-	}
-	return i + len(lit)
-}
-
-// validNumberEnd returns the index after the number at b[i:] (RFC 8259: -?(0|[1-9][0-9]*)
-// (\.[0-9]+)?([eE][+-]?[0-9]+)?), or -1.
-func validNumberEnd(b []byte, i int) int {
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && isDigit(b[i]):
-		i = skipDigits(b, i)
-	default:
-		return -1
-	}
-	if i < len(b) && b[i] == '.' {
-		if i++; i == len(b) || !isDigit(b[i]) {
-			return -1
-		}
-		i = skipDigits(b, i)
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		if i++; i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i == len(b) || !isDigit(b[i]) {
-			return -1
-		}
-		i = skipDigits(b, i)
-	}
-	return i
-}
-
-func skipDigits(b []byte, i int) int {
-	for i < len(b) && isDigit(b[i]) {
-		i++
-	}
-	return i
-}
-
-func skipSpaceBytes(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// validStringEnd returns the index after the closing quote of the string whose content
-// starts at b[i], or -1 if it is unterminated, holds a raw control character or a bad
-// escape. Ordinary bytes are skipped eight at a time.
-func validStringEnd(b []byte, i int) int {
-	for i < len(b) {
-		if i+8 <= len(b) {
-			m := stringSpecials(binary.LittleEndian.Uint64(b[i:]))
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) / 8
-		}
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1
-		case c == '\\':
-			if i+1 == len(b) {
-				return -1
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if len(b)-i < 6 || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					return -1
-				}
-				i += 6
-			default:
-				return -1
-			}
-		case c < 0x20:
-			return -1
-		default:
-			i++ // an ordinary byte of the last seven
-		}
-	}
-	return -1
-}
-
-func isHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
-
-// stringSpecials looks at the eight bytes packed little-endian in w. Its lowest set bit is
-// the top bit of the first byte that is a quote, a backslash or a control character; it is
-// zero when there is none (jsontext's word-at-a-time test: for a byte x, (x - 1) &^ x has its
-// top bit set when x is zero, and (x - 0x20) &^ x when x is below 0x20; a borrow may set
-// higher bits too, never lower ones).
-func stringSpecials(w uint64) uint64 {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	quote := w ^ (ones * '"')
-	backslash := w ^ (ones * '\\')
-	control := (w - ones*0x20) &^ w
-	return ((quote-ones)&^quote | (backslash-ones)&^backslash | control) & highs
 }

@@ -158,6 +158,29 @@ func ValidString(s string) bool {
 	return Validate(unsafe.Slice(unsafe.StringData(s), len(s)), MaxDepth) == Valid
 }
 
+// The pieces of Validate, for a reader that validates a body while it reads it
+// (filter/jsonrpc's tool-list scanner). Each returns the index just after what starts at b[i],
+// or -1 where Validate would find the text invalid.
+
+// StringEnd is the end of the string whose content starts at b[i], after its opening quote.
+func StringEnd(b []byte, i int) int { return skipString(b, i) }
+
+// ScalarEnd is the end of the literal (true, false, null) or number at b[i], i < len(b).
+func ScalarEnd(b []byte, i int) int {
+	switch b[i] {
+	case 't':
+		return skipLiteral(b, i, "true")
+	case 'f':
+		return skipLiteral(b, i, "false")
+	case 'n':
+		return skipLiteral(b, i, "null")
+	}
+	return skipNumber(b, i)
+}
+
+// SpaceEnd is the end of the JSON whitespace (possibly none) at b[i].
+func SpaceEnd(b []byte, i int) int { return skipSpace(b, i) }
+
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
