@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpmesh/gateway/shared/authlog"
+	"github.com/mcpmesh/gateway/shared/jsontext"
 	"github.com/mcpmesh/gateway/wasmtest/host"
-	"github.com/tidwall/gjson"
 )
 
 // RecordHandler returns a slog.Handler that passes every record to next unchanged except the
@@ -34,6 +35,10 @@ func RecordHandler(next slog.Handler, raw io.Writer) slog.Handler {
 type recordHandler struct {
 	next slog.Handler
 	raw  io.Writer
+	// text, when set, writes records in next's format itself (NewLogger sets it for a text
+	// handler of its own, and WithAttrs and WithGroup drop it, as its lines would lack their
+	// attributes).
+	text *textRecords
 }
 
 func (h *recordHandler) Enabled(ctx context.Context, l slog.Level) bool {
@@ -57,49 +62,63 @@ func (h *recordHandler) Handle(ctx context.Context, r slog.Record) error {
 		_, err := io.WriteString(h.raw, msg+"\n")
 		return err
 	}
+	if h.text != nil {
+		if done, err := h.text.write(r, msg); done {
+			return err
+		}
+	}
 	return h.next.Handle(ctx, recordAttrs(r, msg))
 }
 
 // IsAuthorizationRecord reports whether a proxy log line is one of the filter's authorization
-// records: a JSON object whose message is authlog.Message.
+// records: a JSON object (nested at most jsontext.MaxDepth deep) whose message is
+// authlog.Message.
 func IsAuthorizationRecord(line string) bool {
-	return strings.HasPrefix(line, "{") && gjson.Valid(line) && gjson.Get(line, "message").String() == authlog.Message
+	return strings.HasPrefix(line, "{") && jsontext.ValidString(line) &&
+		jsontext.Parse(line).Get("message").String() == authlog.Message
 }
 
 // recordAttrs turns the record JSON into a slog record with the host's attributes of r.
 func recordAttrs(r slog.Record, line string) slog.Record {
-	t := r.Time
-	if ts := gjson.Get(line, "time"); ts.Exists() {
-		if p, err := time.Parse(time.RFC3339Nano, ts.String()); err == nil {
-			t = p
-		}
-	}
-	out := slog.NewRecord(t, r.Level, authlog.Message, r.PC)
-	gjson.Parse(line).ForEach(func(k, v gjson.Result) bool {
+	rec := jsontext.Parse(line)
+	out := slog.NewRecord(recordTime(rec, r.Time), r.Level, authlog.Message, r.PC)
+	for k, v := range rec.Members() {
 		switch key := k.String(); key {
 		case "message", "time", "level":
 		default:
 			out.AddAttrs(jsonAttr(key, v))
 		}
-		return true
-	})
+	}
 	r.Attrs(func(a slog.Attr) bool { out.AddAttrs(a); return true })
 	return out
 }
 
-func jsonAttr(key string, v gjson.Result) slog.Attr {
-	switch v.Type {
-	case gjson.String:
+// recordTime is the record's `time` when it holds an RFC 3339 time, else host.
+func recordTime(rec jsontext.Value, host time.Time) time.Time {
+	if ts := rec.Get("time"); ts.Exists() {
+		if p, err := time.Parse(time.RFC3339Nano, ts.String()); err == nil {
+			return p
+		}
+	}
+	return host
+}
+
+// jsonAttr is a record member as an attribute: strings, booleans and numbers as such (a
+// number as an integer when it is one), lists, objects and null as their JSON text.
+func jsonAttr(key string, v jsontext.Value) slog.Attr {
+	switch v.Kind() {
+	case jsontext.String:
 		return slog.String(key, v.String())
-	case gjson.True, gjson.False:
-		return slog.Bool(key, v.Bool())
-	case gjson.Number:
-		if i := v.Int(); float64(i) == v.Float() {
+	case jsontext.True, jsontext.False:
+		return slog.Bool(key, v.Kind() == jsontext.True)
+	case jsontext.Number:
+		f, _ := strconv.ParseFloat(v.Raw(), 64) // ±Inf out of range, as gjson read it
+		if i := v.Int(); float64(i) == f {
 			return slog.Int64(key, i)
 		}
-		return slog.Float64(key, v.Float())
+		return slog.Float64(key, f)
 	}
-	return slog.String(key, v.Raw)
+	return slog.String(key, v.Raw())
 }
 
 // SyncWriter serializes writes to w, so that a slog handler and RecordHandler's raw output
@@ -134,7 +153,7 @@ func NewLogger(format string, wasm host.LogLevel, w io.Writer) (*slog.Logger, er
 	case "json":
 		return slog.New(RecordHandler(slog.NewJSONHandler(w, opts), w)), nil
 	case "text":
-		return slog.New(RecordHandler(slog.NewTextHandler(w, opts), nil)), nil
+		return slog.New(&recordHandler{next: slog.NewTextHandler(w, opts), text: &textRecords{w: w}}), nil
 	}
 	return nil, fmt.Errorf("-log-format must be text or json, got %q", format)
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 // record is an authorization record as the filter writes it (shared/authlog).
@@ -49,14 +50,89 @@ func TestRecordHandler_PrintsRecordsAsThemselves(t *testing.T) {
 	}
 }
 
+// BenchmarkRecordHandler is the cost of one authorization record in each of the local
+// gateway's formats; text-slog is the text format through slog's text handler, which the text
+// logger used to do (and still does for attribute kinds its own writer does not format).
 func BenchmarkRecordHandler(b *testing.B) {
-	for _, format := range []string{"text", "json"} {
+	for _, format := range []string{"text", "text-slog", "json"} {
 		b.Run(format, func(b *testing.B) {
 			l, _ := NewLogger(format, 0, io.Discard)
+			if format == "text-slog" {
+				l = slog.New(RecordHandler(slog.NewTextHandler(io.Discard, nil), nil))
+			}
 			b.ReportAllocs()
 			for b.Loop() {
 				hostRecord(l, record)
 			}
 		})
 	}
+}
+
+// textOutputs handles one host record holding line with the text logger NewLogger builds and
+// with slog's own text handler behind RecordHandler, and returns both outputs.
+func textOutputs(t testing.TB, line string, at time.Time, attrs ...slog.Attr) (fast, viaSlog string) {
+	var a, b bytes.Buffer
+	l, _ := NewLogger("text", 0, &a)
+	ref := RecordHandler(slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelInfo}), nil)
+	r := slog.NewRecord(at, slog.LevelInfo, line, 0)
+	r.AddAttrs(attrs...)
+	if err := l.Handler().Handle(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if err := ref.Handle(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	return a.String(), b.String()
+}
+
+// The text logger writes authorization records itself; each line must be what slog's text
+// handler writes for the same record.
+func TestRecordHandler_TextMatchesSlog(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 27, 1, 2, 3, 456789000, time.UTC)
+	host := []slog.Attr{slog.String("source", "wasm"), slog.String("plugin", "mcp gateway"), slog.Int("worker", 1),
+		slog.Uint64("context", 7), slog.Bool("b", true), slog.Float64("f", 0.25)}
+	for _, line := range fuzzRecordSeeds {
+		fast, ref := textOutputs(t, line, at, host...)
+		if fast != ref {
+			t.Errorf("record %s\nfast: %s\nslog: %s", line, fast, ref)
+		}
+	}
+	// A zero host time and a record without a valid time: no time field, as slog writes it.
+	fast, ref := textOutputs(t, `{"message":"authorize check","time":"yesterday"}`, time.Time{})
+	if fast != ref || strings.Contains(fast, "time=") {
+		t.Errorf("fast: %s\nslog: %s", fast, ref)
+	}
+	// An attribute kind the fast path does not format goes through slog.
+	fast, ref = textOutputs(t, record, at, slog.Duration("d", 1500*time.Millisecond), slog.Any("e", io.EOF))
+	if fast != ref || !strings.Contains(fast, " d=1.5s e=EOF") {
+		t.Errorf("fast: %s\nslog: %s", fast, ref)
+	}
+}
+
+var fuzzRecordSeeds = []string{
+	record,
+	`{"message":"authorize check"}`,
+	`{"message":"authorize check","time":"2025-06-18T09:30:01+02:00","a b":"x=y","":"","é":"\u00e9\u2028\ud800","q":"\"\\\u0000\u007f\t","del":"a\u007fb"}`,
+	`{"message":"authorize check","time":"2025-06-18T09:30:01.9999999Z","n":1e400,"m":-0,"i":9007199254740993,"g":1.5e-7,"z":null,"l":[1,{"a":"\n"}]}`,
+	`{"message":"authorize check","level":"warn","message":"again","k":"\u00a0nbsp","k":"ok\\path","fffd":"\ufffd",` + "\"bad\":\"\xff\xe2a\x7f\"}",
+	` {"message" : "authorize check" , "x" : { } } `,
+}
+
+// FuzzRecordHandler_TextMatchesSlog: for any authorization record, the text logger's own line
+// is slog's text handler's line for it.
+func FuzzRecordHandler_TextMatchesSlog(f *testing.F) {
+	for _, s := range fuzzRecordSeeds {
+		f.Add(s, "wasm", int64(1))
+	}
+	at := time.Date(2026, 11, 27, 1, 2, 3, 456789000, time.UTC)
+	f.Fuzz(func(t *testing.T, line, attr string, n int64) {
+		if !IsAuthorizationRecord(strings.TrimSpace(line)) {
+			return
+		}
+		fast, ref := textOutputs(t, line, at, slog.String(attr, attr), slog.Int64("n", n))
+		if fast != ref {
+			t.Fatalf("record %q\nfast: %q\nslog: %q", line, fast, ref)
+		}
+	})
 }
