@@ -55,7 +55,8 @@ func (h *recordHandler) WithGroup(name string) slog.Handler {
 
 func (h *recordHandler) Handle(ctx context.Context, r slog.Record) error {
 	msg := strings.TrimSpace(r.Message)
-	if !IsAuthorizationRecord(msg) {
+	rec, ok := authorizationRecord(msg)
+	if !ok {
 		return h.next.Handle(ctx, r)
 	}
 	if h.raw != nil {
@@ -63,24 +64,32 @@ func (h *recordHandler) Handle(ctx context.Context, r slog.Record) error {
 		return err
 	}
 	if h.text != nil {
-		if done, err := h.text.write(r, msg); done {
+		if done, err := h.text.write(r, rec); done {
 			return err
 		}
 	}
-	return h.next.Handle(ctx, recordAttrs(r, msg))
+	return h.next.Handle(ctx, recordAttrs(r, rec))
 }
 
 // IsAuthorizationRecord reports whether a proxy log line is one of the filter's authorization
 // records: a JSON object (nested at most jsontext.MaxDepth deep) whose message is
 // authlog.Message.
 func IsAuthorizationRecord(line string) bool {
-	return strings.HasPrefix(line, "{") && jsontext.ValidString(line) &&
-		jsontext.Parse(line).Get("message").String() == authlog.Message
+	_, ok := authorizationRecord(line)
+	return ok
 }
 
-// recordAttrs turns the record JSON into a slog record with the host's attributes of r.
-func recordAttrs(r slog.Record, line string) slog.Record {
+// authorizationRecord is IsAuthorizationRecord that also returns the record it read.
+func authorizationRecord(line string) (jsontext.Value, bool) {
+	if !strings.HasPrefix(line, "{") || !jsontext.ValidString(line) {
+		return jsontext.Value{}, false
+	}
 	rec := jsontext.Parse(line)
+	return rec, rec.Get("message").String() == authlog.Message
+}
+
+// recordAttrs turns the record into a slog record with the host's attributes of r.
+func recordAttrs(r slog.Record, rec jsontext.Value) slog.Record {
 	out := slog.NewRecord(recordTime(rec, r.Time), r.Level, authlog.Message, r.PC)
 	for k, v := range rec.Members() {
 		switch key := k.String(); key {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // record is an authorization record as the filter writes it (shared/authlog).
@@ -135,4 +136,38 @@ func FuzzRecordHandler_TextMatchesSlog(f *testing.F) {
 			t.Fatalf("record %q\nfast: %q\nslog: %q", line, fast, ref)
 		}
 	})
+}
+
+// plainRunEnd stops at the first byte strconv.Quote does not write as itself, wherever it is
+// in a word, for every byte value.
+func TestPlainRunEnd(t *testing.T) {
+	t.Parallel()
+	for c := 0; c < 256; c++ {
+		for at := 0; at < 20; at++ {
+			s := []byte(strings.Repeat("a~ ", 7))
+			s[at] = byte(c)
+			want := 0
+			for want < len(s) && plainQuoted(s[want]) {
+				want++
+			}
+			if got := plainRunEnd(string(s), 0); got != want {
+				t.Fatalf("byte %#x at %d: %d, want %d", c, at, got, want)
+			}
+		}
+	}
+}
+
+// textNeedsQuoting's word test never skips a byte that needs quoting, wherever it is.
+func TestTextNeedsQuoting_EveryByteEveryPlace(t *testing.T) {
+	t.Parallel()
+	for c := 0; c < 256; c++ {
+		for at := 0; at < 20; at++ {
+			s := []byte(strings.Repeat("a~\\", 7))
+			s[at] = byte(c)
+			want := c <= ' ' || c == '=' || c == '"' || c >= utf8.RuneSelf // a lone byte ≥ 0x80 is invalid UTF-8
+			if got := textNeedsQuoting(string(s)); got != want {
+				t.Fatalf("byte %#x at %d: %v, want %v", c, at, got, want)
+			}
+		}
+	}
 }

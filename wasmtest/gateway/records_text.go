@@ -27,11 +27,11 @@ type textRecords struct {
 	bufs sync.Pool // *[]byte, a line's buffer; holds nothing of a record once written
 }
 
-// write writes the record line (an authorization record) with the host's record r: its time
+// write writes the authorization record rec with the host's record r: its time
 // (the record's own `time` when it has a valid one), level and attributes. It reports false,
 // having written nothing, when r holds an attribute kind it does not format (slog's handler
 // does then).
-func (t *textRecords) write(r slog.Record, line string) (bool, error) {
+func (t *textRecords) write(r slog.Record, rec jsontext.Value) (bool, error) {
 	ok := true
 	r.Attrs(func(a slog.Attr) bool {
 		switch a.Value.Kind() {
@@ -49,7 +49,6 @@ func (t *textRecords) write(r slog.Record, line string) (bool, error) {
 		bp = new([]byte)
 	}
 	b := (*bp)[:0]
-	rec := jsontext.Parse(line)
 	if ts := recordTime(rec, r.Time); !ts.IsZero() {
 		b = append(b, "time="...)
 		b = ts.Truncate(time.Millisecond).AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
@@ -113,6 +112,10 @@ func textNeedsQuoting(s string) bool {
 		return true
 	}
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && !mayNeedQuoting(word(s, i)) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c <= ' ' || c == '=' || c == '"' {
@@ -137,10 +140,7 @@ func textNeedsQuoting(s string) bool {
 func appendQuoted(b []byte, s string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); {
-		j := i
-		for j < len(s) && plainQuoted(s[j]) {
-			j++
-		}
+		j := plainRunEnd(s, i)
 		b = append(b, s[i:j]...)
 		if j == len(s) {
 			break
@@ -165,3 +165,41 @@ func appendQuoted(b []byte, s string) []byte {
 
 // plainQuoted reports whether strconv.Quote writes c as itself.
 func plainQuoted(c byte) bool { return c >= ' ' && c < 0x7f && c != '"' && c != '\\' }
+
+// plainRunEnd is the end of the run of plainQuoted bytes at s[i:], found eight bytes at a
+// time while no byte of a word is special.
+func plainRunEnd(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		// bytes ≥ 0x80, < 0x20, DEL, '"', '\\'
+		if w := word(s, i); w&highs != 0 || less(w, ' ') || zero(w^(ones*0x7f)) || zero(w^(ones*'"')) || zero(w^(ones*'\\')) {
+			break
+		}
+	}
+	for i < len(s) && plainQuoted(s[i]) {
+		i++
+	}
+	return i
+}
+
+// mayNeedQuoting reports whether the eight bytes in w hold one that textNeedsQuoting reads
+// one at a time: non-ASCII, a control character or space, '=' or '"'.
+func mayNeedQuoting(w uint64) bool {
+	return w&highs != 0 || less(w, ' '+1) || zero(w^(ones*'=')) || zero(w^(ones*'"'))
+}
+
+// Eight bytes at a time: word loads them, zero and less test them all at once. Both tests
+// are exact as to whether any byte qualifies (the borrow that can mark a byte wrongly only
+// follows one that does); less needs the high bits of w clear and n ≤ 0x80.
+const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+func word(s string, i int) uint64 {
+	b := s[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// zero reports whether a byte of w is 0.
+func zero(w uint64) bool { return (w-ones)&^w&highs != 0 }
+
+// less reports whether a byte of w is below n.
+func less(w uint64, n uint64) bool { return (w-ones*n)&^w&highs != 0 }
