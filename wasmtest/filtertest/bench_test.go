@@ -36,6 +36,14 @@ func BenchmarkToolList_Wasm(b *testing.B) {
 // stream alone (drive: what Envoy would run, without the runner's collection of counters,
 // filter state and logs), and each iteration must end as that first run did, from the cached
 // bundle (no check call).
+//
+// Back to back, each iteration finds the previous one's code and data in the core's caches,
+// which a stream in a proxy does not: between its callbacks the proxy's own work and other
+// VMs evict them. BENCH_COLD=1 measures that case (coldCaches, cold_test.go): before each
+// iteration, with the timer stopped, it writes an 8 MiB buffer (BENCH_COLD_MIB to change it),
+// and with BENCH_COLD_WARM=<case> it then runs that other case's stream untimed, to separate
+// what the streams share from the measured stream's own cold cost. On the 2-core Xeon of
+// BENCHMARKS.md a cached 1 KiB tools/call at info level is about 3× slower cold (NOTE-cold.md).
 func benchStreams(b *testing.B, cases map[string]plugintest.Case) {
 	m := wasmbuild.Module(b)
 	names := make([]string, 0, len(cases))
@@ -66,8 +74,14 @@ func benchStreams(b *testing.B, cases map[string]plugintest.Case) {
 				b.Fatalf("first run: err %v, stuck %v", err, want.Stuck)
 			}
 			calls := check.Calls.Load()
+			cold := newColdCaches(b, cases)
 			b.ReportAllocs()
 			for b.Loop() {
+				if cold != nil {
+					b.StopTimer()
+					cold.evict(ctx, b, h)
+					b.StartTimer()
+				}
 				st, err := h.NewStream(ctx, host.StreamInfo{})
 				if err != nil {
 					b.Fatal(err)
