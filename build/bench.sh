@@ -14,6 +14,10 @@
 # BENCH (a -bench pattern for the plugin and host benchmarks, default all of them), BENCH_OUT
 # (the directory of the raw output, default build/out/bench; not OUT, which the Makefile sets
 # and exports), SUMMARY_ONLY=1 (only summarise the raw output already in BENCH_OUT).
+# The host benchmarks also read BENCH_LOG_INFO, BENCH_GOGC and BENCH_COLD (=1: the CPU caches
+# evicted before each stream, as a proxy's other work between a stream's callbacks evicts
+# them; wasmtest/filtertest/cold_test.go): `BENCH_COLD=1 make bench` puts cold figures in the
+# host column, which the other engines' benchmarks ignore.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -36,6 +36,16 @@ func BenchmarkToolList_Wasm(b *testing.B) {
 // stream alone (drive: what Envoy would run, without the runner's collection of counters,
 // filter state and logs), and each iteration must end as that first run did, from the cached
 // bundle (no check call).
+//
+// Back to back, each iteration finds the previous one's code and data in the core's caches,
+// which a stream in a proxy does not: between its callbacks the proxy's own work and other
+// VMs evict them. BENCH_COLD=1 measures that case (coldCaches, cold_test.go): before each
+// iteration it writes an 8 MiB buffer (BENCH_COLD_MIB to change it), and with
+// BENCH_COLD_WARM=<case> it then runs that other case's stream, to separate what the streams
+// share from the measured stream's own cold cost; ns/op is then the streams' own time, taken
+// around each one (B/op and allocs/op still count the warm stream's). On the 2-core Xeon of
+// BENCHMARKS.md a cached 1 KiB tools/call at info level takes 2.3 times as long cold (fastest
+// of five: 66 µs hot, 154 µs cold; NOTE-cold.md).
 func benchStreams(b *testing.B, cases map[string]plugintest.Case) {
 	m := wasmbuild.Module(b)
 	names := make([]string, 0, len(cases))
@@ -66,8 +76,13 @@ func benchStreams(b *testing.B, cases map[string]plugintest.Case) {
 				b.Fatalf("first run: err %v, stuck %v", err, want.Stuck)
 			}
 			calls := check.Calls.Load()
+			cold := newColdCaches(b, cases)
 			b.ReportAllocs()
 			for b.Loop() {
+				if cold != nil {
+					cold.evict(ctx, b, h)
+					cold.start()
+				}
 				st, err := h.NewStream(ctx, host.StreamInfo{})
 				if err != nil {
 					b.Fatal(err)
@@ -78,6 +93,12 @@ func benchStreams(b *testing.B, cases map[string]plugintest.Case) {
 					b.Fatalf("err %v, stuck %v, forwarded %v (want %v), status %d (want %d), client body %d bytes (want %d)",
 						err, x.stuck, x.forwarded, want.Forwarded, replyStatus(x), want.Status, len(x.clientBody), len(want.ClientBody))
 				}
+				if cold != nil {
+					cold.stop()
+				}
+			}
+			if cold != nil {
+				cold.report(b)
 			}
 			if n := check.Calls.Load() - calls; n != 0 {
 				b.Fatalf("%d check calls while measuring, want 0 (the bundle is cached)", n)
