@@ -1,12 +1,10 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -63,6 +61,7 @@ type Gateway struct {
 	timeouts  Timeouts
 	schemes   map[string]string // scheme of each listen address (tls.go)
 	cert      *tls.Certificate  // served on https addresses
+	buffers   copyBuffers       // the proxies' response copy buffers
 }
 
 // New starts the filter VMs and prepares routing.
@@ -221,64 +220,6 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMisdirectedRequest, "misdirected_request", "this gateway serves no such host")
 	default:
 		writeError(w, http.StatusNotFound, "not_found", "no route for this path")
-	}
-}
-
-// MaxRequestBody bounds a request body the local gateway holds before forwarding it.
-const MaxRequestBody = 16 << 20
-
-// bufferBody reads the body the filter released and forwards it with a Content-Length, the
-// way Envoy forwards a body its filter buffered. Streaming it chunked into the MCP Go SDK's
-// server made conformance scenarios with server-to-client requests (sampling, elicitation)
-// hang now and then; with a length they do not.
-func bufferBody(w http.ResponseWriter, r *http.Request) bool {
-	if r.Body == nil || r.Body == http.NoBody {
-		return true
-	}
-	b, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBody+1))
-	switch {
-	case err != nil:
-		writeError(w, http.StatusBadRequest, "invalid_request", "the request body could not be read")
-		return false
-	case len(b) > MaxRequestBody:
-		writeError(w, http.StatusRequestEntityTooLarge, "request_too_large", "request body too large")
-		return false
-	}
-	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
-	return true
-}
-
-// newProxy forwards to a route's upstream: the from path prefix is replaced by the to path
-// (Envoy's prefix_rewrite), the Host becomes the upstream's (auto_host_rewrite), and an
-// unreachable upstream is answered 502 with a JSON body.
-func (g *Gateway) newProxy(route pluginconf.Route, target *url.URL) *httputil.ReverseProxy {
-	return &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			path := pr.In.URL.EscapedPath()
-			if route.PathPrefix != "/" {
-				path = strings.TrimPrefix(path, route.PathPrefix)
-			}
-			path = strings.TrimSuffix(target.EscapedPath(), "/") + path
-			if path == "" || path[0] != '/' {
-				path = "/" + path
-			}
-			u := *target
-			u.RawPath, u.Path, u.RawQuery = "", "", pr.In.URL.RawQuery
-			if p, err := url.PathUnescape(path); err == nil {
-				u.Path, u.RawPath = p, path
-			}
-			pr.Out.URL = &u
-			pr.Out.Host = target.Host
-			pr.SetXForwarded()
-		},
-		// FlushInterval 0: an event stream and a body of unknown length are flushed write by
-		// write, a response of known length when it is complete (httputil.ReverseProxy).
-		Transport: g.transport,
-		ErrorLog:  slog.NewLogLogger(g.logger.Handler(), slog.LevelWarn),
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			g.logger.Warn("upstream unreachable", "route", route.ID, "error", err)
-			writeError(w, http.StatusBadGateway, "bad_gateway", "the upstream of this route is unreachable")
-		},
 	}
 }
 

@@ -75,19 +75,19 @@ func (g *Gateway) boundBody(w http.ResponseWriter, r *http.Request) {
 	if g.toTokenService(r) {
 		d = g.timeouts.TokenServiceBody
 	}
-	rc := http.NewResponseController(w)
-	if err := rc.SetReadDeadline(time.Now().Add(d)); err != nil {
+	b := &deadlineBody{ReadCloser: r.Body, rc: http.NewResponseController(w)}
+	if err := b.rc.SetReadDeadline(time.Now().Add(d)); err != nil {
 		g.logger.Warn("cannot bound the request body", "error", err)
 		return
 	}
-	r.Body = &deadlineBody{ReadCloser: r.Body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+	r.Body = b
 }
 
 // deadlineBody lifts the connection's read deadline when the body has been read to its end.
 type deadlineBody struct {
 	io.ReadCloser
+	rc   *http.ResponseController
 	once sync.Once
-	lift func()
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
@@ -97,3 +97,5 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+func (b *deadlineBody) lift() { _ = b.rc.SetReadDeadline(time.Time{}) }

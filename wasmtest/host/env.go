@@ -72,9 +72,9 @@ func hGetStatus(v *vm, s []uint64) {
 
 // Buffers.
 
-// buffer returns the buffer of type t for the active context, and whether it can be written;
-// nil with found=false is NOT_FOUND.
-func (v *vm) buffer(t uint32) (data []byte, set func([]byte), found bool) {
+// buffer returns the buffer of type t for the active context and, if it can be written, where
+// it is kept; nil with found=false is NOT_FOUND.
+func (v *vm) buffer(t uint32) (data []byte, dst *[]byte, found bool) {
 	st := v.activeStream()
 	switch t {
 	case bufferRequestBody, bufferResponseBody:
@@ -88,7 +88,7 @@ func (v *vm) buffer(t uint32) (data []byte, set func([]byte), found bool) {
 		if !f.bodyAvail {
 			return nil, nil, true
 		}
-		return f.body, func(b []byte) { f.body = b }, true
+		return f.body, &f.body, true
 	case bufferCallResponseBody:
 		if v.callResp == nil {
 			return nil, nil, false
@@ -134,9 +134,9 @@ func hGetBufferBytes(v *vm, s []uint64) {
 		ret(s, StatusOK)
 		return
 	}
-	// Copy before allocating: the allocator may run Go code that touches the stream state.
-	chunk := append([]byte(nil), data[start:start+length]...)
-	ret(s, v.copyOut(chunk, uint32(s[3]), uint32(s[4])))
+	// Straight from the buffer: no host call that changes a buffer is linked in the allocator
+	// (allocAllowed), so data stays as it is while the guest allocates.
+	ret(s, v.copyOut(data[start:start+length], uint32(s[3]), uint32(s[4])))
 }
 
 func hGetBufferStatus(v *vm, s []uint64) {
@@ -165,7 +165,7 @@ func hSetBufferBytes(v *vm, s []uint64) {
 		ret(s, StatusBadArgument)
 		return
 	}
-	data, set, found := v.buffer(t)
+	data, dst, found := v.buffer(t)
 	if !found {
 		ret(s, StatusNotFound)
 		return
@@ -175,7 +175,7 @@ func hSetBufferBytes(v *vm, s []uint64) {
 		ret(s, StatusInvalidMemoryAccess)
 		return
 	}
-	if set == nil {
+	if dst == nil {
 		ret(s, StatusBadArgument) // immutable buffer, or no body buffer at this point
 		return
 	}
@@ -185,9 +185,9 @@ func hSetBufferBytes(v *vm, s []uint64) {
 		if drop > len(data) {
 			drop = len(data)
 		}
-		set(append(in, data[drop:]...))
+		*dst = append(in, data[drop:]...)
 	case int(start) >= len(data):
-		set(append(data[:len(data):len(data)], in...))
+		*dst = append(data[:len(data):len(data)], in...)
 	default:
 		ret(s, StatusBadArgument)
 		return
@@ -261,7 +261,7 @@ func hGetHeaderMapValue(v *vm, s []uint64) {
 		ret(s, StatusBadArgument)
 		return
 	}
-	key, ok := v.readString(uint32(s[1]), uint32(s[2]))
+	key, ok := v.readName(uint32(s[1]), uint32(s[2]))
 	if !ok {
 		ret(s, StatusInvalidMemoryAccess)
 		return
@@ -289,7 +289,7 @@ func (v *vm) mutateMap(s []uint64, withValue bool, op func(m *Headers, key, valu
 		ret(s, StatusBadArgument)
 		return
 	}
-	key, ok := v.readString(uint32(s[1]), uint32(s[2]))
+	key, ok := v.readName(uint32(s[1]), uint32(s[2]))
 	if !ok {
 		ret(s, StatusInvalidMemoryAccess)
 		return
@@ -329,11 +329,11 @@ func hGetHeaderMapPairs(v *vm, s []uint64) {
 		ret(s, StatusBadArgument)
 		return
 	}
-	var data []byte
-	if m := v.headerMap(t, false); m != nil && len(*m) > 0 {
-		data = MarshalPairs(*m)
+	var h Headers
+	if m := v.headerMap(t, false); m != nil {
+		h = *m
 	}
-	ret(s, v.copyOut(data, uint32(s[1]), uint32(s[2])))
+	ret(s, v.copyOutPairs(h, uint32(s[1]), uint32(s[2])))
 }
 
 func hSetHeaderMapPairs(v *vm, s []uint64) {

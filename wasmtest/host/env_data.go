@@ -162,7 +162,7 @@ func hSetProperty(v *vm, s []uint64) {
 	if st.props == nil {
 		st.props = make(map[string][]byte, 8) // the filter sets six on an MCP request
 	}
-	st.props[string(path)] = val
+	st.props[v.name(path)] = val
 	ret(s, StatusOK)
 }
 

@@ -134,7 +134,7 @@ func (s *Stream) continueBody(f *flow, eos bool) {
 	b := f.body
 	f.body, f.bodyAvail, f.buffering, f.stopHdrs = nil, false, false, false
 	f.mapAvail = false
-	s.releaseBody(f, b, eos)
+	s.releaseOwnedBody(f, b, eos)
 }
 
 func (s *Stream) trailersIn(f *flow, t Headers) {
@@ -178,7 +178,7 @@ func (s *Stream) releaseAll(f *flow) {
 	f.body, f.bodyAvail, f.buffering, f.stopHdrs, f.stopTrl = nil, false, false, false, false
 	f.mapAvail, f.trlAvail = false, false
 	if len(b) > 0 {
-		s.releaseBody(f, b, false)
+		s.releaseOwnedBody(f, b, false)
 	}
 	s.releaseTrailers(f)
 }
@@ -219,7 +219,7 @@ func (s *Stream) resume(f *flow) {
 	f.mapAvail, f.trlAvail = false, false
 	s.releaseHeaders(f)
 	if len(b) > 0 || (f.eosIn && !f.trlIn && !f.hdrsEOS) {
-		s.releaseBody(f, b, f.eosIn && !f.trlIn)
+		s.releaseOwnedBody(f, b, f.eosIn && !f.trlIn)
 	}
 	if f.trlIn {
 		f.heldTrl = false

@@ -46,10 +46,6 @@ type filterHandler struct {
 	opts HandlerOptions
 }
 
-// hopByHop are the connection-specific headers Envoy's codecs drop.
-var hopByHop = map[string]bool{"connection": true, "keep-alive": true, "proxy-connection": true,
-	"transfer-encoding": true, "upgrade": true, "te": true, "host": true}
-
 func (fh *filterHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	info := defaultStreamInfo(r)
@@ -62,9 +58,13 @@ func (fh *filterHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.Close()
+	s.shareReleased = true // nothing below changes what the filter released
 	hasBody := r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
-	res, err := s.SendRequestHeaders(ctx, requestHeaders(r), !hasBody)
-	fw := &filterWriter{w: w, s: s, ctx: ctx}
+	res, err := s.sendRequestHeaders(ctx, requestHeaders(r), !hasBody)
+	// One allocation for the exchange's state: the writer next writes to, the body reader,
+	// what the filter released of the request.
+	x := &exchange{fw: filterWriter{w: w, s: s, ctx: ctx}, in: requestBody{r: r, size: fh.opts.ChunkSize, done: !hasBody}}
+	fw, in, out := &x.fw, &x.in, &x.out
 	defer func() {
 		fw.mu.Lock()
 		abort := fw.abort
@@ -81,9 +81,7 @@ func (fh *filterHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// chunk, the body is fed to the filter from this goroutine: next then gets what the
 	// filter released of it as one buffer. Only a body still arriving after the headers went
 	// on streams to next through a pipe.
-	in := &requestBody{r: r, size: fh.opts.ChunkSize, done: !hasBody}
 	oneChunk := r.ContentLength > 0 && r.ContentLength <= int64(in.chunkSize())
-	out := requestOut{}
 	out.add(res)
 	for (out.hdrs == nil || oneChunk) && !in.done && !out.ended {
 		res, err := in.next(ctx, s)
@@ -150,6 +148,13 @@ func (fh *filterHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fw.finish()
 }
 
+// exchange is the state of one request through Handler.
+type exchange struct {
+	fw  filterWriter
+	in  requestBody
+	out requestOut
+}
+
 // requestOut gathers what the filter released of the request.
 type requestOut struct {
 	hdrs  Headers
@@ -161,7 +166,11 @@ func (o *requestOut) add(res Result) {
 	if res.Headers != nil && o.hdrs == nil {
 		o.hdrs = res.Headers
 	}
-	o.body = append(o.body, res.Body...)
+	if o.body == nil {
+		o.body = res.Body // the caller's own (Stream.take)
+	} else {
+		o.body = append(o.body, res.Body...)
+	}
 	o.ended = o.ended || res.EndOfStream
 }
 
@@ -236,67 +245,6 @@ func defaultStreamInfo(r *http.Request) StreamInfo {
 	return info
 }
 
-// requestHeaders converts r into Envoy's header map: pseudo-headers first, lower-case names,
-// hop-by-hop headers dropped.
-func requestHeaders(r *http.Request) Headers {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	path := r.RequestURI
-	if path == "" || !strings.HasPrefix(path, "/") {
-		path = r.URL.RequestURI()
-	}
-	h := Headers{{":method", r.Method}, {":path", path}, {":authority", r.Host}, {":scheme", scheme}}
-	for name, vals := range r.Header {
-		lname := strings.ToLower(name)
-		if hopByHop[lname] {
-			continue
-		}
-		for _, v := range vals {
-			h = append(h, Header{lname, v})
-		}
-	}
-	if r.ContentLength > 0 && !h.Has("content-length") {
-		h = append(h, Header{"content-length", strconv.FormatInt(r.ContentLength, 10)})
-	}
-	return h
-}
-
-// upstreamRequest builds the request for next from the headers the filter released.
-func upstreamRequest(ctx context.Context, in *http.Request, h Headers, body io.Reader) (*http.Request, error) {
-	method, path, authority := h.Value(":method"), h.Value(":path"), h.Value(":authority")
-	scheme := h.Value(":scheme")
-	if scheme == "" {
-		scheme = "http"
-	}
-	out, err := http.NewRequestWithContext(ctx, method, scheme+"://"+authority+path, body)
-	if err != nil {
-		return nil, err
-	}
-	out.RequestURI = path
-	out.Host = authority
-	out.RemoteAddr = in.RemoteAddr
-	out.Proto, out.ProtoMajor, out.ProtoMinor = in.Proto, in.ProtoMajor, in.ProtoMinor
-	out.TLS = in.TLS
-	out.ContentLength = -1
-	for _, f := range h {
-		if strings.HasPrefix(f.Name, ":") {
-			continue
-		}
-		if f.Name == "content-length" {
-			if n, err := strconv.ParseInt(f.Value, 10, 64); err == nil {
-				out.ContentLength = n
-			}
-		}
-		out.Header[http.CanonicalHeaderKey(f.Name)] = append(out.Header[http.CanonicalHeaderKey(f.Name)], f.Value)
-	}
-	if out.ContentLength == 0 {
-		out.Body = http.NoBody
-	}
-	return out, nil
-}
-
 // filterWriter is the ResponseWriter next writes to: the response goes through the filter
 // before it reaches the client.
 type filterWriter struct {
@@ -338,22 +286,13 @@ func (fw *filterWriter) writeHeaderLocked(code int) {
 		return // informational responses are not given to the filter
 	}
 	fw.wroteHeader = true
-	h := Headers{{":status", strconv.Itoa(code)}}
-	for name, vals := range fw.hdr {
-		lname := strings.ToLower(name)
-		if hopByHop[lname] {
-			continue
-		}
-		for _, v := range vals {
-			h = append(h, Header{lname, v})
-		}
-	}
+	h := responseHeaders(code, fw.hdr)
 	fw.stream = isStream(h)
 	fw.remaining = -1
 	if n, err := strconv.ParseInt(h.Value("content-length"), 10, 64); err == nil && n > 0 {
 		fw.remaining = n
 	}
-	res, err := fw.s.SendResponseHeaders(fw.ctx, h, false)
+	res, err := fw.s.sendResponseHeaders(fw.ctx, h, false)
 	fw.emitLocked(res, err)
 }
 
@@ -432,17 +371,15 @@ func (fw *filterWriter) emitLocked(res Result, err error) {
 		}
 	}
 	if res.Headers != nil {
-		dst := fw.w.Header()
 		fw.status = http.StatusOK
 		for _, f := range res.Headers {
 			if f.Name == ":status" {
 				if n, err := parseStatus(f.Value); err == nil {
 					fw.status = n
 				}
-				continue
 			}
-			dst[http.CanonicalHeaderKey(f.Name)] = append(dst[http.CanonicalHeaderKey(f.Name)], f.Value)
 		}
+		addFields(fw.w.Header(), res.Headers, isStatus)
 		fw.sent, fw.pending = true, true
 	}
 	if fw.pending && fw.stream {

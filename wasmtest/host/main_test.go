@@ -76,7 +76,7 @@ func testGuest(t testing.TB) *Module {
 }
 
 // realFilter returns the compiled real filter module: $GATEWAY_WASM if set, otherwise
-// ./filter built into a temporary directory.
+// ./filter built into a temporary directory; compiled into $GATEWAY_WASM_CACHE if set.
 func realFilter(t testing.TB) (*Module, []byte) {
 	t.Helper()
 	filterOnce.Do(func() {
@@ -88,7 +88,14 @@ func realFilter(t testing.TB) (*Module, []byte) {
 			filterWasm, filterErr = buildWasm("../../filter", filterPath)
 		}
 		if filterErr == nil {
-			filterMod, filterErr = Compile(context.Background(), filterWasm, &CompileOptions{Cache: cache})
+			c := cache
+			if dir := os.Getenv("GATEWAY_WASM_CACHE"); dir != "" {
+				// build/instr.sh compiles once, outside valgrind, into this directory.
+				if c, filterErr = wazero.NewCompilationCacheWithDir(dir); filterErr != nil {
+					return
+				}
+			}
+			filterMod, filterErr = Compile(context.Background(), filterWasm, &CompileOptions{Cache: c})
 		}
 	})
 	if filterErr != nil {

@@ -12,11 +12,22 @@ var errBadPairs = errors.New("malformed header-map pairs")
 // count N, N (name length, value length) u32 pairs, then each name and value followed by a
 // NUL byte (the lengths exclude it).
 func MarshalPairs(h Headers) []byte {
+	b := make([]byte, pairsSize(h))
+	marshalPairs(b, h)
+	return b
+}
+
+// pairsSize is the length of MarshalPairs(h).
+func pairsSize(h Headers) int {
 	size := 4
 	for _, f := range h {
 		size += 8 + len(f.Name) + 1 + len(f.Value) + 1
 	}
-	b := make([]byte, size)
+	return size
+}
+
+// marshalPairs serializes h into b, of pairsSize(h) bytes (NULs included, whatever b held).
+func marshalPairs(b []byte, h Headers) {
 	binary.LittleEndian.PutUint32(b, uint32(len(h)))
 	p := 4
 	for _, f := range h {
@@ -25,10 +36,12 @@ func MarshalPairs(h Headers) []byte {
 		p += 8
 	}
 	for _, f := range h {
-		p += copy(b[p:], f.Name) + 1
-		p += copy(b[p:], f.Value) + 1
+		p += copy(b[p:], f.Name)
+		b[p] = 0
+		p += copy(b[p+1:], f.Value) + 1
+		b[p] = 0
+		p++
 	}
-	return b
 }
 
 // UnmarshalPairs parses the proxy-wasm header-map format with cpp-host's checks

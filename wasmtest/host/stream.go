@@ -119,6 +119,10 @@ type Stream struct {
 	req, resp flow
 	props     map[string][]byte
 	changed   chan struct{}
+
+	// shareReleased hands released headers to the caller without a copy: Handler sets it, as
+	// it never changes them (once released, the host and the filter only read them).
+	shareReleased bool
 }
 
 // NewStream starts a stream on a worker's VM (round robin unless info pins one). Under
@@ -200,8 +204,16 @@ func (s *Stream) Reply() *LocalReply {
 // continued, otherwise when it resumes the stream or answers it (for example from a
 // proxy_http_call response), or when ctx ends (ErrPaused).
 func (s *Stream) SendRequestHeaders(ctx context.Context, h Headers, endOfStream bool) (Result, error) {
+	if h != nil {
+		h = append(make(Headers, 0, len(h)+1), h...) // room for x-request-id
+	}
+	return s.sendRequestHeaders(ctx, h, endOfStream)
+}
+
+// sendRequestHeaders is SendRequestHeaders with headers the stream keeps as they are: the
+// caller made them for it and no longer touches them.
+func (s *Stream) sendRequestHeaders(ctx context.Context, h Headers, endOfStream bool) (Result, error) {
 	return s.input(ctx, &s.req, func() {
-		h = h.Clone()
 		if !s.info.KeepRequestID && !h.Has("x-request-id") {
 			h.add("x-request-id", newRequestID())
 		}
@@ -222,7 +234,12 @@ func (s *Stream) SendRequestTrailers(ctx context.Context, t Headers) (Result, er
 
 // SendResponseHeaders gives the upstream response headers (with :status) to the filter.
 func (s *Stream) SendResponseHeaders(ctx context.Context, h Headers, endOfStream bool) (Result, error) {
-	return s.input(ctx, &s.resp, func() { s.encodeHeaders(h.Clone(), endOfStream) },
+	return s.sendResponseHeaders(ctx, h.Clone(), endOfStream)
+}
+
+// sendResponseHeaders is SendResponseHeaders with headers the stream keeps as they are.
+func (s *Stream) sendResponseHeaders(ctx context.Context, h Headers, endOfStream bool) (Result, error) {
+	return s.input(ctx, &s.resp, func() { s.encodeHeaders(h, endOfStream) },
 		func(f *flow) bool { return f.hdrsIn })
 }
 
@@ -461,7 +478,11 @@ func (s *Stream) releaseHeaders(f *flow) {
 		return
 	}
 	f.hdrsOut = true
-	f.out.Headers = f.hdrs.Clone()
+	if s.shareReleased {
+		f.out.Headers = f.hdrs[:len(f.hdrs):len(f.hdrs)]
+	} else {
+		f.out.Headers = f.hdrs.Clone()
+	}
 	if f.hdrsEOS {
 		s.finish(f)
 	}
@@ -475,6 +496,22 @@ func (s *Stream) releaseBody(f *flow, b []byte, eos bool) {
 	if eos {
 		s.finish(f)
 	}
+}
+
+// releaseOwnedBody is releaseBody for a buffer nothing else refers to (the filter's body
+// buffer once it is let go): the output takes it instead of a copy when it holds nothing yet.
+func (s *Stream) releaseOwnedBody(f *flow, b []byte, eos bool) {
+	if f.out.Body == nil && len(b) > 0 {
+		if !f.hdrsOut {
+			s.releaseHeaders(f)
+		}
+		f.out.Body = b
+		if eos {
+			s.finish(f)
+		}
+		return
+	}
+	s.releaseBody(f, b, eos)
 }
 
 func (s *Stream) releaseTrailers(f *flow) {
@@ -512,13 +549,20 @@ func (s *Stream) checkLimit(f *flow) bool {
 	return false
 }
 
+// newRequestID is a random (version 4) UUID, formatted in place: one allocation.
 func newRequestID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	hex.Encode(out[9:13], b[4:6])
+	hex.Encode(out[14:18], b[6:8])
+	hex.Encode(out[19:23], b[8:10])
+	hex.Encode(out[24:36], b[10:16])
+	out[8], out[13], out[18], out[23] = '-', '-', '-', '-'
+	return string(out[:])
 }
 
 // replyHeaders builds the headers of a local reply as Envoy's sendLocalReply does: :status,

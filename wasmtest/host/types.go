@@ -152,7 +152,7 @@ type Headers []Header
 // Get returns the first value of name (case-insensitive) and whether it is present.
 func (h Headers) Get(name string) (string, bool) {
 	for _, f := range h {
-		if strings.EqualFold(f.Name, name) {
+		if len(f.Name) == len(name) && (f.Name == name || strings.EqualFold(f.Name, name)) {
 			return f.Value, true
 		}
 	}

@@ -61,6 +61,9 @@ type vm struct {
 	metricIDs     map[uint32]*metric
 	nextMetricIDs [3]uint32
 
+	// names are the header and property names the guest has passed (vm.name).
+	names map[string]string
+
 	tickPeriod time.Duration
 	tickStop   chan struct{}
 }
@@ -291,6 +294,36 @@ func (v *vm) readString(ptr, n uint32) (string, bool) {
 	return string(b), true
 }
 
+// readName is readString for a header or property name: the VM's copy of it (vm.name).
+func (v *vm) readName(ptr, n uint32) (string, bool) {
+	b, ok := v.mem.Read(ptr, n)
+	if !ok {
+		return "", false
+	}
+	return v.name(b), true
+}
+
+// maxNames and maxNameLen bound the names a VM keeps for reuse (vm.names).
+const maxNames, maxNameLen = 256, 64
+
+// name returns b as a string, the VM's copy of it if it has one: a filter reads, sets and
+// removes the same few headers and properties on every stream, so their names are made once
+// per VM, not per stream. Only names are kept, never values, and only the first maxNames
+// distinct ones of at most maxNameLen bytes.
+func (v *vm) name(b []byte) string {
+	if name, ok := v.names[string(b)]; ok {
+		return name
+	}
+	name := string(b)
+	if len(v.names) < maxNames && len(name) <= maxNameLen {
+		if v.names == nil {
+			v.names = make(map[string]string, 16)
+		}
+		v.names[name] = name
+	}
+	return name
+}
+
 func (v *vm) write(ptr uint32, b []byte) bool { return v.mem.Write(ptr, b) }
 
 func (v *vm) writeU32(ptr, val uint32) bool { return v.mem.WriteUint32Le(ptr, val) }
@@ -339,6 +372,30 @@ func (v *vm) copyOut(data []byte, ptrPtr, sizePtr uint32) Status {
 		}
 	}
 	if !v.writeU32(ptrPtr, ptr) || !v.writeU32(sizePtr, uint32(len(data))) {
+		return StatusInvalidMemoryAccess
+	}
+	return StatusOK
+}
+
+// copyOutPairs is copyOut of MarshalPairs(h), serialized straight into the guest's
+// allocation. An empty map writes a null pointer, as copyOut does for empty data. h cannot
+// change while the guest allocates: no host call that changes a map is linked in the
+// allocator (allocAllowed).
+func (v *vm) copyOutPairs(h Headers, ptrPtr, sizePtr uint32) Status {
+	if len(h) == 0 {
+		return v.copyOut(nil, ptrPtr, sizePtr)
+	}
+	size := pairsSize(h)
+	ptr := v.allocate(uint32(size))
+	if ptr == 0 {
+		return StatusInvalidMemoryAccess
+	}
+	dst, ok := v.mem.Read(ptr, uint32(size)) // a view of the memory as it is after allocating
+	if !ok {
+		return StatusInvalidMemoryAccess
+	}
+	marshalPairs(dst, h)
+	if !v.writeU32(ptrPtr, ptr) || !v.writeU32(sizePtr, uint32(size)) {
 		return StatusInvalidMemoryAccess
 	}
 	return StatusOK

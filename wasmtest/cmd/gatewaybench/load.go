@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -22,6 +23,16 @@ type figures struct {
 	// together) per request; less sensitive than wall-clock figures to other jobs on the
 	// machine.
 	CPU time.Duration
+	// Allocs is the process's Go heap allocations per request (load generator, upstream and
+	// proxy together; runtime.MemStats.Mallocs).
+	Allocs float64
+}
+
+// mallocs is the number of Go heap allocations the process has made so far.
+func mallocs() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.Mallocs
 }
 
 // cpuTime is the CPU time the process has used so far.
@@ -89,6 +100,7 @@ func (l *loader) run(ctx context.Context, url string, d time.Duration) (figures,
 		all      []time.Duration
 		firstErr error
 	)
+	allocs0 := mallocs()
 	start, cpu0 := time.Now(), cpuTime()
 	deadline := start.Add(d)
 	for range l.clients {
@@ -115,6 +127,7 @@ func (l *loader) run(ctx context.Context, url string, d time.Duration) (figures,
 	}
 	wg.Wait()
 	elapsed, cpu := time.Since(start), cpuTime()-cpu0
+	allocs := mallocs() - allocs0
 	if firstErr != nil {
 		return figures{}, firstErr
 	}
@@ -128,6 +141,7 @@ func (l *loader) run(ctx context.Context, url string, d time.Duration) (figures,
 		P99:      quantile(all, 0.99),
 		PerSec:   float64(len(all)) / elapsed.Seconds(),
 		CPU:      cpu / time.Duration(len(all)),
+		Allocs:   float64(allocs) / float64(len(all)),
 	}, nil
 }
 

@@ -50,7 +50,7 @@ type settings struct {
 	logFormat, wasmLevel  string
 	mode                  string
 	cpuProf, blockProf    string
-	mutexProf             string
+	mutexProf, memProf    string
 	blockRate, mutexFrac  int
 	goalP50, goalP99      time.Duration
 	goalThroughput        float64
@@ -73,6 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&st.cpuProf, "cpuprofile", "", "write a CPU profile of the measured rounds to this file")
 	fs.StringVar(&st.blockProf, "blockprofile", "", "write a block profile of the measured rounds to this file")
 	fs.StringVar(&st.mutexProf, "mutexprofile", "", "write a mutex profile of the measured rounds to this file")
+	fs.StringVar(&st.memProf, "memprofile", "", "write an allocation profile to this file (since start-up: focus on the handlers)")
 	fs.IntVar(&st.blockRate, "blockprofilerate", 10000, "runtime.SetBlockProfileRate with -blockprofile (ns)")
 	fs.IntVar(&st.mutexFrac, "mutexprofilefraction", 10, "runtime.SetMutexProfileFraction with -mutexprofile")
 	fs.DurationVar(&st.goalP50, "goal-p50", 150*time.Microsecond, "goal: most the gateway may add to p50")
@@ -162,7 +163,7 @@ func bench(ctx context.Context, st settings, s *stack, out io.Writer) error {
 		return err
 	}
 	checksBefore := s.checks.Load()
-	fmt.Fprintf(out, "\n%-6s %-8s %9s %9s %9s %10s %9s\n", "round", "alt", "requests", "p50", "p99", "req/s", "cpu/req")
+	fmt.Fprintf(out, "\n%-6s %-8s %9s %9s %9s %10s %9s %10s\n", "round", "alt", "requests", "p50", "p99", "req/s", "cpu/req", "allocs/req")
 	upBefore := s.up.requests.Load()
 	for r := range st.rounds {
 		order := alts
@@ -176,7 +177,7 @@ func bench(ctx context.Context, st settings, s *stack, out io.Writer) error {
 				return fmt.Errorf("round %d, %s: %w", r, a.name, err)
 			}
 			a.runs = append(a.runs, f)
-			fmt.Fprintf(out, "%-6d %-8s %9d %9s %9s %10.0f %9s\n", r, a.name, f.Requests, ms(f.P50), ms(f.P99), f.PerSec, us(f.CPU))
+			fmt.Fprintf(out, "%-6d %-8s %9d %9s %9s %10.0f %9s %10.1f\n", r, a.name, f.Requests, ms(f.P50), ms(f.P99), f.PerSec, us(f.CPU), f.Allocs)
 		}
 	}
 	if err := prof.stop(); err != nil {
@@ -197,15 +198,15 @@ func bench(ctx context.Context, st settings, s *stack, out io.Writer) error {
 	for _, a := range alts {
 		m := summarize(a.runs)
 		med[a.name] = m
-		fmt.Fprintf(out, "  %-8s p50 %s  p99 %s  %.0f req/s  cpu/req %s\n", a.name, ms(m.P50), ms(m.P99), m.PerSec, us(m.CPU))
+		fmt.Fprintf(out, "  %-8s p50 %s  p99 %s  %.0f req/s  cpu/req %s  allocs/req %.1f\n", a.name, ms(m.P50), ms(m.P99), m.PerSec, us(m.CPU), m.Allocs)
 	}
 	if st.mode != "both" {
 		return nil
 	}
 	b, g := med["bare"], med["gateway"]
 	dP50, dP99, ratio := g.P50-b.P50, g.P99-b.P99, g.PerSec/b.PerSec
-	fmt.Fprintf(out, "gateway overhead: p50 %+.3f ms, p99 %+.3f ms, throughput %.0f %% of bare, cpu/req %+.1f µs\n",
-		dP50.Seconds()*1e3, dP99.Seconds()*1e3, ratio*100, float64(g.CPU-b.CPU)/1e3)
+	fmt.Fprintf(out, "gateway overhead: p50 %+.3f ms, p99 %+.3f ms, throughput %.0f %% of bare, cpu/req %+.1f µs, allocs/req %+.1f\n",
+		dP50.Seconds()*1e3, dP99.Seconds()*1e3, ratio*100, float64(g.CPU-b.CPU)/1e3, g.Allocs-b.Allocs)
 	fmt.Fprintf(out, "goals: p50 ≤ +%s %s; p99 ≤ +%s %s; throughput ≥ %.0f %% %s\n",
 		ms(st.goalP50), met(dP50 <= st.goalP50), ms(st.goalP99), met(dP99 <= st.goalP99),
 		st.goalThroughput*100, met(ratio >= st.goalThroughput))
@@ -218,11 +219,13 @@ func summarize(runs []figures) figures {
 	var rps []float64
 	var n []int
 	var cpu []time.Duration
+	var allocs []float64
 	for _, f := range runs {
 		p50, p99, rps, n = append(p50, f.P50), append(p99, f.P99), append(rps, f.PerSec), append(n, f.Requests)
-		cpu = append(cpu, f.CPU)
+		cpu, allocs = append(cpu, f.CPU), append(allocs, f.Allocs)
 	}
-	return figures{Requests: median(n), P50: median(p50), P99: median(p99), PerSec: median(rps), CPU: median(cpu)}
+	return figures{Requests: median(n), P50: median(p50), P99: median(p99), PerSec: median(rps), CPU: median(cpu),
+		Allocs: median(allocs)}
 }
 
 // reversed returns a in the opposite order.
@@ -281,7 +284,7 @@ func (p *profiles) stop() error {
 		errs = append(errs, p.cpu.Close())
 		p.cpu = nil
 	}
-	for _, w := range []struct{ name, file string }{{"block", p.st.blockProf}, {"mutex", p.st.mutexProf}} {
+	for _, w := range []struct{ name, file string }{{"block", p.st.blockProf}, {"mutex", p.st.mutexProf}, {"allocs", p.st.memProf}} {
 		if w.file == "" {
 			continue
 		}
