@@ -62,15 +62,14 @@ func appendString(dst []byte, s string) []byte {
 }
 
 func appendStringContent(dst []byte, s string) []byte {
-	b := bytesOf(s)
 	start := 0
 	for i := 0; ; {
 		// Runs of bytes that need nothing are copied whole: the common case, a string
 		// with nothing to escape, is one scan and one copy.
-		if i = specialIndex(b, i); i == len(b) {
+		if i = specialIndex(s, i); i == len(s) {
 			break
 		}
-		c := b[i]
+		c := s[i]
 		if c < utf8.RuneSelf {
 			dst = append(dst, s[start:i]...)
 			switch c {
@@ -147,7 +146,6 @@ func appendValidatedObject(dst []byte, raw string, r *redactor) []byte {
 		return null()
 	}
 	r.reset()
-	b := bytesOf(raw)
 	// inArray has one bit per open bracket: set for '[', clear for '{'.
 	var inArray [maxObjectDepth / 64]uint64
 	depth := 0
@@ -157,7 +155,7 @@ func appendValidatedObject(dst []byte, raw string, r *redactor) []byte {
 	for i < len(raw) {
 		switch c := raw[i]; {
 		case c == '"':
-			end, nonASCII, ok := scanString(b, i+1)
+			end, nonASCII, ok := scanString(raw, i+1)
 			if !ok {
 				return null()
 			}

@@ -102,7 +102,13 @@ func kindsOf(fields []Field) []fieldKind {
 // second. It is not safe for concurrent use.
 type Writer struct {
 	fields []fieldKind
-	red    *redactor
+	// lits[i] is the text before the value of fields[i]: the quote that closes the string
+	// before it, the member name, the quote that opens its string; lits[0] starts with the
+	// message. tail closes the last value. A record is then one append of a constant and one
+	// of a value per field (each append is a call in the wasm filter).
+	lits []string
+	tail string
+	red  *redactor
 	// The time of the last record up to its seconds, and its zone, as RFC 3339 text; the
 	// fraction of a second goes between them.
 	sec               int64
@@ -117,17 +123,32 @@ func NewWriter(fields []Field) *Writer { return NewWriterOptions(fields, Options
 // NewWriterOptions returns a Writer of the given fields, as NewWriter, that redacts and
 // bounds tool parameters as o says.
 func NewWriterOptions(fields []Field, o Options) *Writer {
-	return &Writer{fields: kindsOf(fields), red: newRedactor(o)}
+	w := &Writer{fields: kindsOf(fields), red: newRedactor(o)}
+	lit := `","message":"` + Message + `"`
+	for _, k := range w.fields {
+		lit += fieldNames[k]
+		if isStringKind(k) {
+			lit += `"`
+		}
+		w.lits = append(w.lits, lit)
+		lit = ""
+		if isStringKind(k) {
+			lit = `"`
+		}
+	}
+	w.tail = lit
+	return w
 }
 
 // Append appends r to dst as AppendJSON(dst, r, fields) does and returns the extended slice.
 func (w *Writer) Append(dst []byte, r *Record) []byte {
 	dst = append(dst, `{"level":"`+Level+`","service":"`+Service+`","time":"`...)
 	dst = w.appendTime(dst, r.Time)
-	dst = append(dst, `","message":"`+Message+`"`...)
-	for _, k := range w.fields {
-		dst = appendField(dst, r, k, w.red)
+	for i, k := range w.fields {
+		dst = append(dst, w.lits[i]...)
+		dst = appendValue(dst, r, k, w.red)
 	}
+	dst = append(dst, w.tail...)
 	dst = appendShadow(dst, r.Shadow)
 	return append(dst, '}')
 }
@@ -220,43 +241,87 @@ func kindOf(f Field) fieldKind {
 	return 0
 }
 
-// appendField appends one member of the record; the member names are constants, so each
-// costs a single append.
+// fieldNames holds the text before each kind's value: a comma and the member name.
+var fieldNames = [...]string{
+	kindRequestID:          `,"request-id":`,
+	kindUser:               `,"user":`,
+	kindEmail:              `,"email":`,
+	kindAllow:              `,"allow":`,
+	kindAllowWhyTrue:       `,"allow-why-true":`,
+	kindAllowWhyFalse:      `,"allow-why-false":`,
+	kindDeny:               `,"deny":`,
+	kindDenyWhyFalse:       `,"deny-why-false":`,
+	kindMCPMethod:          `,"mcp-method":`,
+	kindMCPTool:            `,"mcp-tool":`,
+	kindMCPToolParameters:  `,"mcp-tool-parameters":`,
+	kindClientID:           `,"client-id":`,
+	kindMCPProtocolVersion: `,"mcp-protocol-version":`,
+	kindMCPClientName:      `,"mcp-client-name":`,
+	kindMCPClientVersion:   `,"mcp-client-version":`,
+}
+
+// isStringKind reports whether the value of k is a JSON string.
+func isStringKind(k fieldKind) bool {
+	switch k {
+	case 0, kindAllow, kindAllowWhyTrue, kindAllowWhyFalse, kindDeny, kindDenyWhyFalse, kindMCPToolParameters:
+		return false
+	}
+	return true
+}
+
+// appendField appends one member of the record: its name and its value (nothing for kind 0).
 func appendField(dst []byte, r *Record, k fieldKind, red *redactor) []byte {
+	if k == 0 {
+		return dst
+	}
+	dst = append(dst, fieldNames[k]...)
+	if !isStringKind(k) {
+		return appendValue(dst, r, k, red)
+	}
+	dst = append(dst, '"')
+	dst = appendValue(dst, r, k, red)
+	return append(dst, '"')
+}
+
+// appendValue appends the value of the member k of the record, a string without its quotes.
+func appendValue(dst []byte, r *Record, k fieldKind, red *redactor) []byte {
+	var s string
 	switch k {
 	case kindRequestID:
-		dst = appendString(append(dst, `,"request-id":`...), r.RequestID)
+		s = r.RequestID
 	case kindUser:
-		dst = appendString(append(dst, `,"user":`...), r.User)
+		s = r.User
 	case kindEmail:
-		dst = appendString(append(dst, `,"email":`...), r.Email)
+		s = r.Email
 	case kindAllow:
-		dst = appendBool(append(dst, `,"allow":`...), r.Decision.Allow)
+		return appendBool(dst, r.Decision.Allow)
 	case kindAllowWhyTrue:
-		dst = appendReasons(append(dst, `,"allow-why-true":`...), r.Decision.AllowWhyTrue)
+		return appendReasons(dst, r.Decision.AllowWhyTrue)
 	case kindAllowWhyFalse:
-		dst = appendReasons(append(dst, `,"allow-why-false":`...), r.Decision.AllowWhyFalse)
+		return appendReasons(dst, r.Decision.AllowWhyFalse)
 	case kindDeny:
-		dst = appendBool(append(dst, `,"deny":`...), r.Decision.Deny)
+		return appendBool(dst, r.Decision.Deny)
 	case kindDenyWhyFalse:
-		dst = appendReasons(append(dst, `,"deny-why-false":`...), r.Decision.DenyWhyFalse)
+		return appendReasons(dst, r.Decision.DenyWhyFalse)
 	case kindMCPMethod:
-		dst = appendString(append(dst, `,"mcp-method":`...), r.MCPMethod)
+		s = r.MCPMethod
 	case kindMCPTool:
-		dst = appendString(append(dst, `,"mcp-tool":`...), r.MCPTool)
+		s = r.MCPTool
 	case kindMCPToolParameters:
-		dst = append(dst, `,"mcp-tool-parameters":`...)
-		dst = appendParameters(dst, r.MCPToolParameters, r.MCPToolParametersValidated, red)
+		return appendParameters(dst, r.MCPToolParameters, r.MCPToolParametersValidated, red)
 	case kindClientID:
-		dst = appendString(append(dst, `,"client-id":`...), r.ClientID)
+		s = r.ClientID
 	case kindMCPProtocolVersion:
-		dst = appendString(append(dst, `,"mcp-protocol-version":`...), r.MCPProtocolVersion)
+		s = r.MCPProtocolVersion
 	case kindMCPClientName:
-		dst = appendString(append(dst, `,"mcp-client-name":`...), r.MCPClientName)
+		s = r.MCPClientName
 	case kindMCPClientVersion:
-		dst = appendString(append(dst, `,"mcp-client-version":`...), r.MCPClientVersion)
+		s = r.MCPClientVersion
 	}
-	return dst
+	if s == "" {
+		return dst // often: the MCP client fields of most messages
+	}
+	return appendStringContent(dst, s)
 }
 
 // appendShadow appends the shadow decision's fields, when there is one.

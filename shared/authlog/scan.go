@@ -1,10 +1,6 @@
 package authlog
 
-import (
-	"encoding/binary"
-	"math/bits"
-	"unsafe"
-)
+import "math/bits"
 
 // Word-at-a-time scanning of the record's strings. In the wasm filter a loop costs several
 // instructions a byte and every call more (memchr, a conversion of eight bytes into a slice),
@@ -17,80 +13,85 @@ const (
 	highs = 0x8080808080808080
 )
 
-// bytesOf returns the bytes of s without a copy; the scanners only read them.
-func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
-
-// specials looks at the eight bytes packed little-endian in w. Its lowest set bit is the
-// top bit of the first byte that is a quote, a backslash, a control character (below 0x20)
-// or not ASCII (0x80 and above); it is zero when there is none. For a byte x, (x - 1) &^ x
-// has its top bit set when x is zero and (x - 0x20) &^ x when x is below 0x20; a borrow may
-// set the bits of later bytes too, but never of earlier ones, so the lowest bit is exact.
-func specials(w uint64) uint64 {
-	quote := w ^ (ones * '"')
-	backslash := w ^ (ones * '\\')
-	return ((quote-ones)&^quote | (backslash-ones)&^backslash | (w-ones*0x20)&^w | w) & highs
+// le64 returns the eight bytes s[i:i+8] as a little-endian word (one 8-byte load: the
+// compiler combines the byte loads).
+func le64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
-// isSpecial reports whether c is a byte specials marks.
+// specialBits looks at the eight bytes packed little-endian in w. After a mask with highs,
+// its lowest set bit is the top bit of the first byte that is a quote, a backslash, a
+// control character (below 0x20) or not ASCII (0x80 and above), and it is zero when there is
+// none. For a byte x, x - 1 has its top bit set when x is zero or above 0x80, and x - 0x20
+// when x is below 0x20 or at least 0xa0: the bytes above 0x80 that these mark are specials
+// anyway (as w marks them). A borrow only starts at a byte that is marked and may mark later
+// bytes, never earlier ones, so the lowest bit is exact.
+func specialBits(w uint64) uint64 {
+	quote := w ^ (ones * '"')
+	backslash := w ^ (ones * '\\')
+	return (quote - ones) | (backslash - ones) | (w - ones*0x20) | w
+}
+
+// isSpecial reports whether c is a byte specialBits marks.
 func isSpecial(c byte) bool { return c < 0x20 || c >= 0x80 || c == '"' || c == '\\' }
 
-// specialIndex returns the index of the first byte at or after b[i] that is a quote, a
-// backslash, a control character or not ASCII, or len(b) if there is none.
-func specialIndex(b []byte, i int) int {
-	for i+32 <= len(b) {
-		w := b[i : i+32]
-		if specials(binary.LittleEndian.Uint64(w))|specials(binary.LittleEndian.Uint64(w[8:]))|
-			specials(binary.LittleEndian.Uint64(w[16:]))|specials(binary.LittleEndian.Uint64(w[24:])) != 0 {
+// specialIndex returns the index of the first byte at or after s[i] that is a quote, a
+// backslash, a control character or not ASCII, or len(s) if there is none.
+func specialIndex(s string, i int) int {
+	for i+32 <= len(s) {
+		if (specialBits(le64(s, i))|specialBits(le64(s, i+8))|specialBits(le64(s, i+16))|specialBits(le64(s, i+24)))&highs != 0 {
 			break
 		}
 		i += 32
 	}
-	for ; i+8 <= len(b); i += 8 {
-		if m := specials(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+	for ; i+8 <= len(s); i += 8 {
+		if m := specialBits(le64(s, i)) & highs; m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
 	}
-	if i == len(b) {
+	if i == len(s) {
 		return i
 	}
-	if len(b) >= 8 {
+	if len(s) >= 8 {
 		// The last bytes, from the word that ends with them: shifted down to its first byte,
 		// with ordinary bytes ('a') shifted in above them (the bytes before i may be special,
 		// and a borrow from them would mark the bytes after).
-		k := uint(i - (len(b) - 8)) // 1 to 7
-		w := binary.LittleEndian.Uint64(b[len(b)-8:])>>(8*k) | (ones*'a')<<(64-8*k)
-		if m := specials(w); m != 0 {
+		k := uint(i - (len(s) - 8)) // 1 to 7
+		w := le64(s, len(s)-8)>>(8*k) | (ones*'a')<<(64-8*k)
+		if m := specialBits(w) & highs; m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
-		return len(b)
+		return len(s)
 	}
-	for ; i < len(b); i++ {
-		if isSpecial(b[i]) {
+	for ; i < len(s); i++ {
+		if isSpecial(s[i]) {
 			return i
 		}
 	}
 	return i
 }
 
-// scanString finds the end of the JSON string whose content starts at b[i] as stringEnd
+// scanString finds the end of the JSON string whose content starts at s[i] as stringEnd
 // does (the first quote not escaped by a backslash), in the same pass checks its content for
 // control characters and non-ASCII bytes, and returns the index of the closing quote,
 // whether the content holds a non-ASCII byte, and ok: false when the string does not end or
 // holds a control character.
-func scanString(b []byte, i int) (end int, nonASCII, ok bool) {
+func scanString(s string, i int) (end int, nonASCII, ok bool) {
 	for {
-		i = specialIndex(b, i)
-		if i == len(b) {
+		i = specialIndex(s, i)
+		if i == len(s) {
 			return i, nonASCII, false
 		}
-		switch c := b[i]; {
+		switch c := s[i]; {
 		case c == '"':
 			return i, nonASCII, true
 		case c == '\\':
 			// A backslash escapes the next byte; only a quote or a backslash matters here, as
 			// the scan then goes on from the byte after it. Any other byte is looked at as
 			// it would be without the backslash (a control character still counts).
-			if i+1 < len(b) && (b[i+1] == '"' || b[i+1] == '\\') {
+			if i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
 				i++
 			}
 			i++

@@ -21,7 +21,7 @@ func TestSpecialIndex(t *testing.T) {
 		// before them would show.
 		plain := bytes.Repeat([]byte(" !#]\x7f a"), 14)[:n]
 		for from := 0; from <= n; from++ {
-			if got := specialIndex(plain, from); got != n {
+			if got := specialIndex(string(plain), from); got != n {
 				t.Fatalf("len %d from %d, no special byte: got %d", n, from, got)
 			}
 		}
@@ -34,7 +34,7 @@ func TestSpecialIndex(t *testing.T) {
 				}
 				for from := 0; from <= n; from++ {
 					want := naiveSpecialIndex(b, from)
-					if got := specialIndex(b, from); got != want {
+					if got := specialIndex(string(b), from); got != want {
 						t.Fatalf("%q from %d: got %d, want %d", b, from, got, want)
 					}
 				}
@@ -44,7 +44,7 @@ func TestSpecialIndex(t *testing.T) {
 	// Bytes just outside the special ranges.
 	for _, c := range []byte{0x20, '!', '#', '[', ']', 0x7f} {
 		b := bytes.Repeat([]byte{c}, 40)
-		if got := specialIndex(b, 0); got != len(b) {
+		if got := specialIndex(string(b), 0); got != len(b) {
 			t.Errorf("%#x: got %d, want %d", c, got, len(b))
 		}
 	}
