@@ -41,7 +41,8 @@ func isSpecial(c byte) bool { return c < 0x20 || c >= 0x80 || c == '"' || c == '
 // backslash, a control character or not ASCII, or len(s) if there is none.
 func specialIndex(s string, i int) int {
 	for i+32 <= len(s) {
-		if (specialBits(le64(s, i))|specialBits(le64(s, i+8))|specialBits(le64(s, i+16))|specialBits(le64(s, i+24)))&highs != 0 {
+		t := s[i : i+32] // one bounds check for the four words
+		if (specialBits(le64(t, 0))|specialBits(le64(t, 8))|specialBits(le64(t, 16))|specialBits(le64(t, 24)))&highs != 0 {
 			break
 		}
 		i += 32
