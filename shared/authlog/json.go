@@ -1,7 +1,7 @@
 package authlog
 
 import (
-	"encoding/binary"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 
@@ -19,22 +19,27 @@ func appendBool(dst []byte, b bool) []byte {
 	return append(dst, "false"...)
 }
 
+// appendReasons appends rs as a JSON list of names, in the order of rs.All. It visits only the
+// reasons in the set, not every possible one through the iterator (in the wasm filter that
+// was about a thousand instructions a list).
 func appendReasons(dst []byte, rs policy.Reasons) []byte {
 	dst = append(dst, '[')
-	first := true
-	for r := range rs.All() {
-		if !first {
+	for x := uint32(rs & knownReasons); x != 0; x &= x - 1 {
+		dst = append(dst, reasonJSON[bits.TrailingZeros32(x)]...)
+		if x&(x-1) != 0 {
 			dst = append(dst, ',')
-		}
-		first = false
-		if int(r) < len(reasonJSON) {
-			dst = append(dst, reasonJSON[r]...)
-		} else {
-			dst = appendString(dst, r.String())
 		}
 	}
 	return append(dst, ']')
 }
+
+// knownReasons is the set of every reason policy defines (Add ignores the others).
+var knownReasons = func() (all policy.Reasons) {
+	for r := range 32 {
+		all = all.Add(policy.Reason(r))
+	}
+	return all
+}()
 
 // reasonJSON holds the name of every reason as a JSON string, escaped once at start-up
 // (policy.Reasons is a set of at most 32).
@@ -57,16 +62,14 @@ func appendString(dst []byte, s string) []byte {
 }
 
 func appendStringContent(dst []byte, s string) []byte {
-	if isPlain(s) {
-		return append(dst, s...) // the common case: nothing to escape or replace
-	}
 	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
+	for i := 0; ; {
+		// Runs of bytes that need nothing are copied whole: the common case, a string
+		// with nothing to escape, is one scan and one copy.
+		if i = specialIndex(s, i); i == len(s) {
+			break
 		}
+		c := s[i]
 		if c < utf8.RuneSelf {
 			dst = append(dst, s[start:i]...)
 			switch c {
@@ -152,17 +155,21 @@ func appendValidatedObject(dst []byte, raw string, r *redactor) []byte {
 	for i < len(raw) {
 		switch c := raw[i]; {
 		case c == '"':
-			end := stringEnd(raw, i+1)
-			content := raw[i+1 : end]
-			if end == len(raw) || hasControl(content) {
+			end, nonASCII, ok := scanString(raw, i+1)
+			if !ok {
 				return null()
 			}
+			content := raw[i+1 : end]
 			if expectKey {
 				redactNext = r.key(content, depth)
 				expectKey = false
 			}
 			dst = append(dst, '"')
-			dst = appendRawStringContent(dst, content)
+			if nonASCII {
+				dst = appendRawStringContent(dst, content)
+			} else {
+				dst = append(dst, content...)
+			}
 			dst = append(dst, '"')
 			i = end + 1
 			continue
@@ -241,12 +248,11 @@ func stringEnd(s string, i int) int {
 	}
 }
 
-// appendRawStringContent appends the content of a JSON string literal, keeping its escapes
-// and replacing invalid UTF-8 with U+FFFD and the runes of isLineBreaking with escapes.
+// appendRawStringContent appends the content of a JSON string literal that holds a non-ASCII
+// byte, keeping its escapes and replacing invalid UTF-8 with U+FFFD and the runes of
+// isLineBreaking with escapes. (Content that is all ASCII is copied as it is: scanString
+// tells which.)
 func appendRawStringContent(dst []byte, s string) []byte {
-	if !hasNonASCII(s) {
-		return append(dst, s...) // the common case, copied at once
-	}
 	start := 0
 	for i := 0; i < len(s); {
 		if s[i] < utf8.RuneSelf {
@@ -279,72 +285,3 @@ func skipSpace(s string, i int) int {
 	}
 	return i
 }
-
-// Word-at-a-time scanning. In the wasm filter a byte-by-byte loop costs several nanoseconds
-// a byte, and these run over whole tool arguments; looking at eight bytes per step is several
-// times faster. For a byte x, (x - 1) &^ x has its top bit set only when x is zero, and
-// (x - n) &^ x only when x is below n (n <= 0x80).
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// load64 returns the eight bytes s[i:i+8] as a little-endian word. (The conversion does not
-// allocate: its eight bytes stay on the stack.)
-func load64(s string, i int) uint64 { return binary.LittleEndian.Uint64([]byte(s[i : i+8])) }
-
-// isPlain reports whether s is printable ASCII without quotes or backslashes: a JSON string
-// content that needs no escaping.
-func isPlain(s string) bool {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		w := load64(s, i)
-		quote := w ^ (ones * '"')
-		backslash := w ^ (ones * '\\')
-		if ((quote-ones)&^quote|(backslash-ones)&^backslash|below(w, 0x20)|w)&highs != 0 {
-			return false
-		}
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
-}
-
-// hasControl reports whether s holds a control character (below 0x20).
-func hasControl(s string) bool {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if below(load64(s, i), 0x20)&highs != 0 {
-			return true
-		}
-	}
-	for ; i < len(s); i++ {
-		if s[i] < 0x20 {
-			return true
-		}
-	}
-	return false
-}
-
-// hasNonASCII reports whether s holds a byte of 0x80 or above.
-func hasNonASCII(s string) bool {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if load64(s, i)&highs != 0 {
-			return true
-		}
-	}
-	for ; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return true
-		}
-	}
-	return false
-}
-
-// below sets the top bit of the bytes of w that are below n (n <= 0x80), and possibly of
-// bytes after the first such one.
-func below(w uint64, n byte) uint64 { return (w - ones*uint64(n)) &^ w }

@@ -102,7 +102,13 @@ func kindsOf(fields []Field) []fieldKind {
 // second. It is not safe for concurrent use.
 type Writer struct {
 	fields []fieldKind
-	red    *redactor
+	// lits[i] is the text before the value of fields[i]: the quote that closes the string
+	// before it, the member name, the quote that opens its string; lits[0] starts with the
+	// message. tail closes the last value. A record is then one append of a constant and one
+	// of a value per field (each append is a call in the wasm filter).
+	lits []string
+	tail string
+	red  *redactor
 	// The time of the last record up to its seconds, and its zone, as RFC 3339 text; the
 	// fraction of a second goes between them.
 	sec               int64
@@ -117,17 +123,32 @@ func NewWriter(fields []Field) *Writer { return NewWriterOptions(fields, Options
 // NewWriterOptions returns a Writer of the given fields, as NewWriter, that redacts and
 // bounds tool parameters as o says.
 func NewWriterOptions(fields []Field, o Options) *Writer {
-	return &Writer{fields: kindsOf(fields), red: newRedactor(o)}
+	w := &Writer{fields: kindsOf(fields), red: newRedactor(o)}
+	lit := `","message":"` + Message + `"`
+	for _, k := range w.fields {
+		lit += fieldNames[k]
+		if isStringKind(k) {
+			lit += `"`
+		}
+		w.lits = append(w.lits, lit)
+		lit = ""
+		if isStringKind(k) {
+			lit = `"`
+		}
+	}
+	w.tail = lit
+	return w
 }
 
 // Append appends r to dst as AppendJSON(dst, r, fields) does and returns the extended slice.
 func (w *Writer) Append(dst []byte, r *Record) []byte {
 	dst = append(dst, `{"level":"`+Level+`","service":"`+Service+`","time":"`...)
 	dst = w.appendTime(dst, r.Time)
-	dst = append(dst, `","message":"`+Message+`"`...)
-	for _, k := range w.fields {
-		dst = appendField(dst, r, k, w.red)
+	for i, k := range w.fields {
+		dst = append(dst, w.lits[i]...)
+		dst = appendValue(dst, r, k, w.red)
 	}
+	dst = append(dst, w.tail...)
 	dst = appendShadow(dst, r.Shadow)
 	return append(dst, '}')
 }
@@ -145,13 +166,17 @@ func (w *Writer) appendTime(dst []byte, t time.Time) []byte {
 		w.sec, w.loc, w.secText, w.zoneText = sec, t.Location(), text[:cut], text[cut:]
 	}
 	dst = append(dst, w.secText...)
-	if ns := t.Nanosecond(); ns != 0 {
-		// ".999999999": nine digits without their trailing zeros.
+	if ns := uint32(t.Nanosecond()); ns != 0 {
+		// ".999999999": nine digits without their trailing zeros, written two at a time
+		// (each turn of a loop costs more than its arithmetic in the wasm filter).
 		var frac [10]byte
 		frac[0] = '.'
-		for i := 9; i > 0; i-- {
-			frac[i] = byte('0' + ns%10)
-			ns /= 10
+		frac[9] = byte('0' + ns%10)
+		ns /= 10
+		for i := 7; i > 0; i -= 2 {
+			d := ns % 100 * 2
+			frac[i], frac[i+1] = digitPairs[d], digitPairs[d+1]
+			ns /= 100
 		}
 		n := len(frac)
 		for frac[n-1] == '0' {
@@ -161,6 +186,11 @@ func (w *Writer) appendTime(dst []byte, t time.Time) []byte {
 	}
 	return append(dst, w.zoneText...)
 }
+
+// digitPairs holds "00" to "99".
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
 
 // fieldKind numbers the selectable fields, so that writing a record does not compare names.
 type fieldKind uint8
@@ -220,61 +250,8 @@ func kindOf(f Field) fieldKind {
 	return 0
 }
 
-// appendField appends one member of the record. Its name comes from fieldKeys and each kind
-// of value has one append site: in the wasm filter every inlined append is machine code, and
-// with a copy per field this function compiled to 80 KB under wazero (22 KB now), half of
-// which a record fetched again whenever other work had evicted it from the CPU caches
-// (NOTE-cold.md).
-func appendField(dst []byte, r *Record, k fieldKind, red *redactor) []byte {
-	if int(k) >= len(fieldKeys) {
-		return dst
-	}
-	dst = append(dst, fieldKeys[k]...)
-	var s string
-	switch k {
-	case kindAllow, kindDeny:
-		b := r.Decision.Allow
-		if k == kindDeny {
-			b = r.Decision.Deny
-		}
-		return appendBool(dst, b)
-	case kindAllowWhyTrue, kindAllowWhyFalse, kindDenyWhyFalse:
-		rs := &r.Decision.AllowWhyTrue
-		switch k {
-		case kindAllowWhyFalse:
-			rs = &r.Decision.AllowWhyFalse
-		case kindDenyWhyFalse:
-			rs = &r.Decision.DenyWhyFalse
-		}
-		return appendReasons(dst, *rs)
-	case kindMCPToolParameters:
-		return appendParameters(dst, r.MCPToolParameters, r.MCPToolParametersValidated, red)
-	case kindRequestID:
-		s = r.RequestID
-	case kindUser:
-		s = r.User
-	case kindEmail:
-		s = r.Email
-	case kindMCPMethod:
-		s = r.MCPMethod
-	case kindMCPTool:
-		s = r.MCPTool
-	case kindClientID:
-		s = r.ClientID
-	case kindMCPProtocolVersion:
-		s = r.MCPProtocolVersion
-	case kindMCPClientName:
-		s = r.MCPClientName
-	case kindMCPClientVersion:
-		s = r.MCPClientVersion
-	default:
-		return dst
-	}
-	return appendString(dst, s)
-}
-
-// fieldKeys are the member names of the kinds with their leading comma and colon (read only).
-var fieldKeys = [...]string{
+// fieldNames holds the text before each kind's value: a comma and the member name.
+var fieldNames = [...]string{
 	kindRequestID:          `,"request-id":`,
 	kindUser:               `,"user":`,
 	kindEmail:              `,"email":`,
@@ -290,6 +267,70 @@ var fieldKeys = [...]string{
 	kindMCPProtocolVersion: `,"mcp-protocol-version":`,
 	kindMCPClientName:      `,"mcp-client-name":`,
 	kindMCPClientVersion:   `,"mcp-client-version":`,
+}
+
+// isStringKind reports whether the value of k is a JSON string.
+func isStringKind(k fieldKind) bool {
+	switch k {
+	case 0, kindAllow, kindAllowWhyTrue, kindAllowWhyFalse, kindDeny, kindDenyWhyFalse, kindMCPToolParameters:
+		return false
+	}
+	return true
+}
+
+// appendField appends one member of the record: its name and its value (nothing for kind 0).
+func appendField(dst []byte, r *Record, k fieldKind, red *redactor) []byte {
+	if k == 0 {
+		return dst
+	}
+	dst = append(dst, fieldNames[k]...)
+	if !isStringKind(k) {
+		return appendValue(dst, r, k, red)
+	}
+	dst = append(dst, '"')
+	dst = appendValue(dst, r, k, red)
+	return append(dst, '"')
+}
+
+// appendValue appends the value of the member k of the record, a string without its quotes.
+func appendValue(dst []byte, r *Record, k fieldKind, red *redactor) []byte {
+	var s string
+	switch k {
+	case kindRequestID:
+		s = r.RequestID
+	case kindUser:
+		s = r.User
+	case kindEmail:
+		s = r.Email
+	case kindAllow:
+		return appendBool(dst, r.Decision.Allow)
+	case kindAllowWhyTrue:
+		return appendReasons(dst, r.Decision.AllowWhyTrue)
+	case kindAllowWhyFalse:
+		return appendReasons(dst, r.Decision.AllowWhyFalse)
+	case kindDeny:
+		return appendBool(dst, r.Decision.Deny)
+	case kindDenyWhyFalse:
+		return appendReasons(dst, r.Decision.DenyWhyFalse)
+	case kindMCPMethod:
+		s = r.MCPMethod
+	case kindMCPTool:
+		s = r.MCPTool
+	case kindMCPToolParameters:
+		return appendParameters(dst, r.MCPToolParameters, r.MCPToolParametersValidated, red)
+	case kindClientID:
+		s = r.ClientID
+	case kindMCPProtocolVersion:
+		s = r.MCPProtocolVersion
+	case kindMCPClientName:
+		s = r.MCPClientName
+	case kindMCPClientVersion:
+		s = r.MCPClientVersion
+	}
+	if s == "" {
+		return dst // often: the MCP client fields of most messages
+	}
+	return appendStringContent(dst, s)
 }
 
 // appendShadow appends the shadow decision's fields, when there is one.

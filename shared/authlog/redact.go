@@ -77,8 +77,11 @@ func ParseRedact(entries []string) error {
 // redactor is the compiled redaction of a Writer. It is not safe for concurrent use: the
 // path state is scratch space.
 type redactor struct {
-	keys  []string   // lower-case keys, matched at any depth
-	paths [][]string // lower-case segments of paths from the root object
+	keys []string // lower-case keys, matched at any depth
+	// keyLens has bit min(len(k), 63) set for each k in keys: most member names match no
+	// key's length and are compared with none (a call each in the wasm filter).
+	keyLens uint64
+	paths   [][]string // lower-case segments of paths from the root object
 	// matched[p] is how many leading segments of paths[p] the chain of open objects matches.
 	matched []int
 	max     int // the bound on the written parameters; <= 0: none
@@ -107,6 +110,7 @@ func newRedactor(o Options) *redactor {
 		}
 		if !strings.HasPrefix(e, "$") {
 			r.keys = append(r.keys, strings.ToLower(e))
+			r.keyLens |= lenBit(len(e))
 		}
 	}
 	r.matched = make([]int, len(r.paths))
@@ -121,6 +125,9 @@ func containsEmpty(segs []string) bool {
 	}
 	return false
 }
+
+// lenBit is the bit of keyLens for a key of n bytes.
+func lenBit(n int) uint64 { return 1 << min(n, 63) }
 
 // reset prepares the path state for a new object.
 func (r *redactor) reset() {
@@ -150,10 +157,12 @@ func (r *redactor) key(raw string, depth int) bool {
 		k = jsontext.Unescape(raw) // rare: unescape, so that "p\u0061ssword" is a password
 	}
 	hit := false
-	for _, want := range r.keys {
-		if ascii.EqualFold(k, want) {
-			hit = true
-			break
+	if r.keyLens&lenBit(len(k)) != 0 {
+		for _, want := range r.keys {
+			if ascii.EqualFold(k, want) {
+				hit = true
+				break
+			}
 		}
 	}
 	for i, segs := range r.paths {

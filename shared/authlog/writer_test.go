@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpmesh/gateway/shared/policy"
 )
 
 func TestWriter_WritesWhatAppendJSONWrites(t *testing.T) {
@@ -68,6 +70,34 @@ func BenchmarkWriter_Parameters1KiB(b *testing.B) {
 	r := blockedTool()
 	r.MCPToolParameters = `{"text":"` + strings.Repeat("x", 950) + `"}`
 	r.MCPToolParametersValidated = true
+	buf := make([]byte, 0, 2048)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = w.Append(buf[:0], r)
+	}
+}
+
+// BenchmarkWriter_FilterRecord is the record the filter writes for its ToolsCall1KiB benchmark
+// request (filter/plugin/plugintest: every field its configuration lists, arguments of about
+// 1 KiB that the filter has validated, a 1 KiB bound): the record of every request of the
+// whole-stream benchmarks at info level.
+func BenchmarkWriter_FilterRecord(b *testing.B) {
+	fields := []Field{FieldRequestID, FieldUser, FieldEmail, FieldAllow, FieldAllowWhyTrue, FieldAllowWhyFalse,
+		FieldDeny, FieldDenyWhyFalse, FieldMCPMethod, FieldMCPTool, FieldMCPToolParameters,
+		FieldMCPProtocolVersion, FieldMCPClientName, FieldMCPClientVersion}
+	w := NewWriterOptions(fields, Options{MaxParameterBytes: 1024})
+	r := &Record{
+		Time:      time.Date(2026, 11, 21, 12, 0, 0, 123456789, time.UTC),
+		RequestID: "0d5f6c1e-9a1b-4b8e-a0c0-5a1e2f3b4c5d",
+		User:      "alice",
+		Email:     "alice@example.com",
+		Decision: policy.Decision{Allow: true, AllowWhyTrue: policy.Reasons(0).Add(policy.ReasonDomainOK).Add(policy.ReasonMCPToolOK),
+			DenyWhyFalse: policy.Reasons(0).Add(policy.ReasonMCPToolOK)},
+		MCPMethod:                  "tools/call",
+		MCPTool:                    "echo",
+		MCPToolParameters:          `{"text":"` + strings.Repeat("x", 950) + `"}`,
+		MCPToolParametersValidated: true,
+	}
 	buf := make([]byte, 0, 2048)
 	b.ReportAllocs()
 	for b.Loop() {
