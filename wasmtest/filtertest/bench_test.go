@@ -45,7 +45,7 @@ func BenchmarkToolList_Wasm(b *testing.B) {
 // share from the measured stream's own cold cost; ns/op is then the streams' own time, taken
 // around each one (B/op and allocs/op still count the warm stream's). On the 2-core Xeon of
 // BENCHMARKS.md a cached 1 KiB tools/call at info level takes 2.3 times as long cold (fastest
-// of five: 66 µs hot, 154 µs cold; NOTE-cold.md).
+// of five: 66 µs hot, 154 µs cold; BENCHMARKS.md, "Cold caches").
 func benchStreams(b *testing.B, cases map[string]plugintest.Case) {
 	m := wasmbuild.Module(b)
 	names := make([]string, 0, len(cases))
