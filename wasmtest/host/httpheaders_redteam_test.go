@@ -63,8 +63,8 @@ func TestRequestHeaders_HostileSetsAsEnvoySeesThem(t *testing.T) {
 				if hopByHop[l] {
 					continue
 				}
-				for _, v := range vals {
-					want[l] = append(want[l], v)
+				if len(vals) > 0 { // a name without values gives no field
+					want[l] = append(want[l], vals...)
 				}
 			}
 			g := byName(got[4:])
