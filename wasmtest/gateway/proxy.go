@@ -40,14 +40,20 @@ func bufferBody(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// maxAnnouncedPrealloc bounds the buffer readBody sizes from an announced length: the length
+// is the client's word, and a body the filter did not buffer reaches bufferBody before it
+// arrives, so trusting it whole would let a few header bytes hold 16 MiB until the body
+// deadline (TestReadBody_MemoryFollowsBytesReceivedNotAnnounced). MCP bodies fit in it.
+const maxAnnouncedPrealloc = 64 << 10
+
 // readBody reads body up to MaxRequestBody+1 bytes; a length announced within the bound (the
 // filter's content-length, which it may have left stale after changing the body) sizes the
-// buffer, so that a body of that length is read without growing it.
+// buffer, up to maxAnnouncedPrealloc, so that a body of that length is read without growing it.
 func readBody(body io.Reader, announced int64) ([]byte, error) {
 	if announced <= 0 || announced > MaxRequestBody {
 		return io.ReadAll(io.LimitReader(body, MaxRequestBody+1))
 	}
-	b := make([]byte, 0, announced+1) // +1: the read that finds the end fits without growing
+	b := make([]byte, 0, min(announced+1, maxAnnouncedPrealloc)) // +1: the read that finds the end fits without growing
 	lr := io.LimitReader(body, MaxRequestBody+1)
 	for {
 		if len(b) == cap(b) {
