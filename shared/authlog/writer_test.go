@@ -63,14 +63,17 @@ func BenchmarkWriter(b *testing.B) {
 }
 
 // BenchmarkWriter_Parameters1KiB is the record of a tools/call whose arguments are a string of
-// about 1 KiB, as in the filter's ToolsCall1KiB benchmark, with the default fields and the
-// default redaction.
+// about 1 KiB, as in the filter's ToolsCall1KiB benchmark, with the default fields, the
+// arguments (which the defaults leave out) and the default redaction.
 func BenchmarkWriter_Parameters1KiB(b *testing.B) {
-	w := NewWriterOptions(DefaultFields(), Options{Redact: DefaultRedact()})
+	w := NewWriterOptions(append(DefaultFields(), FieldMCPToolParameters), Options{Redact: DefaultRedact()})
 	r := blockedTool()
 	r.MCPToolParameters = `{"text":"` + strings.Repeat("x", 950) + `"}`
 	r.MCPToolParametersValidated = true
 	buf := make([]byte, 0, 2048)
+	if buf = w.Append(buf[:0], r); !strings.Contains(string(buf), r.MCPToolParameters) {
+		b.Fatalf("the record lacks the arguments: %s", buf)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		buf = w.Append(buf[:0], r)
