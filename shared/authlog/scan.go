@@ -1,6 +1,10 @@
 package authlog
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/mcpmesh/gateway/shared/wordscan"
+)
 
 // Word-at-a-time scanning of the record's strings. In the wasm filter a loop costs several
 // instructions a byte and every call more (memchr, a conversion of eight bytes into a slice),
@@ -9,17 +13,12 @@ import "math/bits"
 // (BenchmarkWriter_FilterRecord under wazero: 60.8k instructions before this scanner).
 
 const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
+	ones  = wordscan.Ones
+	highs = wordscan.Highs
 )
 
-// le64 returns the eight bytes s[i:i+8] as a little-endian word (one 8-byte load: the
-// compiler combines the byte loads).
-func le64(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
+// le64 returns the eight bytes s[i:i+8] as a little-endian word.
+func le64(s string, i int) uint64 { return wordscan.Load(s, i) }
 
 // specialBits looks at the eight bytes packed little-endian in w. After a mask with highs,
 // its lowest set bit is the top bit of the first byte that is a quote, a backslash, a

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpmesh/gateway/shared/authlog"
 	"github.com/mcpmesh/gateway/shared/jsontext"
+	"github.com/mcpmesh/gateway/shared/wordscan"
 )
 
 // textRecords writes authorization records in log/slog's text format without building a
@@ -112,7 +113,7 @@ func textNeedsQuoting(s string) bool {
 		return true
 	}
 	for i := 0; i < len(s); {
-		if i+8 <= len(s) && !mayNeedQuoting(word(s, i)) {
+		if i+8 <= len(s) && !mayNeedQuoting(wordscan.Load(s, i)) {
 			i += 8
 			continue
 		}
@@ -171,7 +172,8 @@ func plainQuoted(c byte) bool { return c >= ' ' && c < 0x7f && c != '"' && c != 
 func plainRunEnd(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
 		// bytes ≥ 0x80, < 0x20, DEL, '"', '\\'
-		if w := word(s, i); w&highs != 0 || less(w, ' ') || zero(w^(ones*0x7f)) || zero(w^(ones*'"')) || zero(w^(ones*'\\')) {
+		w := wordscan.Load(s, i)
+		if w&wordscan.Highs != 0 || wordscan.Below(w, ' ')|wordscan.Byte(w, 0x7f)|wordscan.Byte(w, '"')|wordscan.Byte(w, '\\') != 0 {
 			break
 		}
 	}
@@ -184,22 +186,5 @@ func plainRunEnd(s string, i int) int {
 // mayNeedQuoting reports whether the eight bytes in w hold one that textNeedsQuoting reads
 // one at a time: non-ASCII, a control character or space, '=' or '"'.
 func mayNeedQuoting(w uint64) bool {
-	return w&highs != 0 || less(w, ' '+1) || zero(w^(ones*'=')) || zero(w^(ones*'"'))
+	return w&wordscan.Highs != 0 || wordscan.Below(w, ' '+1)|wordscan.Byte(w, '=')|wordscan.Byte(w, '"') != 0
 }
-
-// Eight bytes at a time: word loads them, zero and less test them all at once. Both tests
-// are exact as to whether any byte qualifies (the borrow that can mark a byte wrongly only
-// follows one that does); less needs the high bits of w clear and n ≤ 0x80.
-const ones, highs = 0x0101010101010101, 0x8080808080808080
-
-func word(s string, i int) uint64 {
-	b := s[i : i+8]
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-}
-
-// zero reports whether a byte of w is 0.
-func zero(w uint64) bool { return (w-ones)&^w&highs != 0 }
-
-// less reports whether a byte of w is below n.
-func less(w uint64, n uint64) bool { return (w-ones*n)&^w&highs != 0 }
