@@ -115,6 +115,10 @@ type nativeStream struct {
 	lateHeaderWrites int
 	calls            []call
 	nCalls           int
+	// lean: Drive's stream, which counts the properties set instead of storing them and
+	// keeps only a local reply's status.
+	lean   bool
+	nProps int
 }
 
 func (s *nativeStream) RequestHeader(name string) (string, bool) {
@@ -190,6 +194,10 @@ func (s *nativeStream) Property(path ...string) ([]byte, bool) {
 	return nil, false
 }
 func (s *nativeStream) SetProperty(path string, value []byte) bool {
+	if s.lean {
+		s.nProps++
+		return true
+	}
 	if s.Props == nil {
 		s.Props = map[string]string{}
 	}
@@ -199,6 +207,10 @@ func (s *nativeStream) SetProperty(path string, value []byte) bool {
 func (s *nativeStream) SendLocalResponse(status int, headers []plugin.Header, body []byte) {
 	if s.reply != nil {
 		panic("plugintest: second local reply on one stream")
+	}
+	if s.lean {
+		s.reply = &Result{Status: status}
+		return
 	}
 	r := &Result{Status: status, Body: string(body), ReplyHeaders: map[string]string{}}
 	for _, h := range headers {
@@ -289,16 +301,99 @@ func (nf *NativeFilter) send(c Case, headersStop bool) Result {
 	return res
 }
 
+// streamEnd is how a stream driven by runStream ended, before anything is copied out of it.
+type streamEnd struct {
+	s              *nativeStream
+	stuck          bool
+	action         plugin.Action
+	before         int             // s.continues before the last request callback
+	early          []plugin.Header // the headers Envoy sent upstream with the trailers
+	clientResponse Headers
+	clientBody     []byte
+	logStart       int
+}
+
+// forwarded reports whether the request went on to the upstream.
+func (e *streamEnd) forwarded() bool {
+	return e.early != nil || e.action == plugin.Continue || e.s.continues > e.before
+}
+
 // sendStream is send without the counters and properties.
 func (nf *NativeFilter) sendStream(c Case, headersStop bool) Result {
+	e := nf.runStream(c, headersStop, false)
+	s := e.s
+	if e.stuck {
+		return Result{Stuck: true, CheckCalls: s.nCalls, Logs: nf.Host.Logs[e.logStart:]}
+	}
+	res := Result{CheckCalls: s.nCalls, Logs: append([]string(nil), nf.Host.Logs[e.logStart:]...), LateHeaderWrites: s.lateHeaderWrites,
+		ClientResponse: e.clientResponse, ClientBody: string(e.clientBody)}
+	if e.early != nil {
+		res.Forwarded = true
+		res.Upstream = map[string]string{}
+		for _, h := range e.early {
+			res.Upstream[h.Name] = h.Value
+			res.UpstreamAll = append(res.UpstreamAll, [2]string{h.Name, h.Value})
+		}
+		return res
+	}
+	if s.reply != nil {
+		res.Status, res.Body, res.ReplyHeaders = s.reply.Status, s.reply.Body, s.reply.ReplyHeaders
+		return res
+	}
+	res.Forwarded = e.forwarded()
+	res.Upstream = map[string]string{}
+	for _, h := range s.headers {
+		res.Upstream[h.Name] = h.Value
+		res.UpstreamAll = append(res.UpstreamAll, [2]string{h.Name, h.Value})
+	}
+	return res
+}
+
+// Outcome is what Drive reports of a stream: what a benchmark checks on every iteration.
+type Outcome struct {
+	Forwarded  bool
+	Status     int // of the local reply; 0 when there was none
+	CheckCalls int
+	// ClientBodyLen is the length of the response body the client received.
+	ClientBodyLen int
+	Stuck         bool
+}
+
+// Drive sends c's request (and c's upstream response, if any) through the filter as RunCase
+// does in the default mode, for the plugin's benchmarks: it keeps no record of the stream
+// (no counters before and after, no properties, no copies of headers, bodies or logs), so
+// that a benchmark's loop measures the filter's logic and not this package's bookkeeping, as
+// wasmtest/filtertest's drive does for filter.wasm. A benchmark runs the case through
+// RunCase first and checks what it must; each iteration then checks the Outcome. c.Before
+// is not sent.
+func (nf *NativeFilter) Drive(c Case) Outcome {
+	e := nf.runStream(c, false, true)
+	o := Outcome{CheckCalls: e.s.nCalls, Stuck: e.stuck, ClientBodyLen: len(e.clientBody)}
+	if e.stuck {
+		return o
+	}
+	if e.s.reply != nil {
+		o.Status = e.s.reply.Status
+		return o
+	}
+	o.Forwarded = e.forwarded()
+	return o
+}
+
+// runStream drives one stream through the filter the way Envoy does (see send). lean is
+// Drive's mode: properties are counted, not stored, a local reply keeps only its status, and
+// the client's response headers are not copied out.
+func (nf *NativeFilter) runStream(c Case, headersStop, lean bool) (e streamEnd) {
 	req := c.Request
 	answer := c.Answer
 	if answer == nil {
 		answer = AnswerCheck
 	}
-	logStart := len(nf.Host.Logs)
-	s := &nativeStream{NativeHost: nf.Host}
-	s.headers = []plugin.Header{{Name: ":method", Value: req.Method}, {Name: ":path", Value: req.Path}, {Name: ":authority", Value: req.Authority}, {Name: ":scheme", Value: "https"}, {Name: "x-request-id", Value: RequestID}}
+	e.logStart = len(nf.Host.Logs)
+	s := &nativeStream{NativeHost: nf.Host, lean: lean}
+	e.s = s
+	s.headers = make([]plugin.Header, 0, 6+len(req.Headers))
+	s.headers = append(s.headers, plugin.Header{Name: ":method", Value: req.Method}, plugin.Header{Name: ":path", Value: req.Path}, plugin.Header{Name: ":authority", Value: req.Authority}, plugin.Header{Name: ":scheme", Value: "https"}, plugin.Header{Name: "x-request-id", Value: RequestID})
 	size := 0
 	for _, ch := range req.Chunks {
 		size += len(ch)
@@ -309,101 +404,76 @@ func (nf *NativeFilter) sendStream(c Case, headersStop bool) Result {
 	for _, h := range req.Headers {
 		s.headers = append(s.headers, plugin.Header{Name: h[0], Value: h[1]})
 	}
-	deliver := func() { s.deliver(answer) }
 	trailers := len(c.Trailers) > 0
-	var early []plugin.Header // the headers as Envoy sent them upstream before the filter decided
 	st := nf.Filter.NewStream(s)
-	action := st.OnRequestHeaders(len(s.headers), len(req.Chunks) == 0 && !trailers)
-	headersHeld := action == plugin.Pause
+	e.action = st.OnRequestHeaders(len(s.headers), len(req.Chunks) == 0 && !trailers)
+	headersHeld := e.action == plugin.Pause
 	s.headersGone = !headersHeld || s.continued
-	before := 0
 	if !headersStop {
-		deliver()
-	}
-	stuck := func() Result {
-		st.OnDone()
-		return Result{Stuck: true, CheckCalls: s.nCalls, Logs: nf.Host.Logs[logStart:]}
+		s.deliver(answer)
 	}
 	for i, ch := range req.Chunks {
 		if s.reply != nil {
 			break
 		}
 		if headersHeld && !s.continued && !headersStop {
-			return stuck()
+			st.OnDone()
+			e.stuck = true
+			return e
 		}
 		s.headersGone = s.headersGone || s.continued
 		s.body = append(s.body, ch...)
-		before = s.continues
-		action = st.OnRequestBody(len(s.body), i == len(req.Chunks)-1 && !trailers)
+		e.before = s.continues
+		e.action = st.OnRequestBody(len(s.body), i == len(req.Chunks)-1 && !trailers)
 		if !headersStop {
-			deliver()
+			s.deliver(answer)
 		}
 	}
 	if trailers && s.reply == nil {
 		if headersHeld && !s.continued && !headersStop {
-			return stuck()
+			st.OnDone()
+			e.stuck = true
+			return e
 		}
-		before = s.continues
-		action = st.OnRequestTrailers(len(c.Trailers))
-		if action == plugin.Continue && s.reply == nil && !s.continued {
+		e.before = s.continues
+		e.action = st.OnRequestTrailers(len(c.Trailers))
+		if e.action == plugin.Continue && s.reply == nil && !s.continued {
 			// Envoy continues the paused headers with the trailers: the request goes
 			// upstream as it is now, whatever the filter does later.
-			early = append([]plugin.Header(nil), s.headers...)
+			e.early = append([]plugin.Header(nil), s.headers...)
 			s.headersGone = true
 		}
 	}
-	deliver()
-	forwarded := s.reply == nil && (early != nil || action == plugin.Continue || s.continues > before)
-	var clientResponse Headers
-	var clientBody []byte
-	if forwarded && c.Response != nil {
+	s.deliver(answer)
+	if s.reply == nil && e.forwarded() && c.Response != nil {
 		s.respHeaders = nil
 		for _, h := range c.Response {
 			s.respHeaders = append(s.respHeaders, plugin.Header{Name: h[0], Value: h[1]})
 		}
 		trailers := len(c.ResponseTrailers) > 0
 		st.OnResponseHeaders(len(s.respHeaders), len(c.ResponseBody) == 0 && !trailers)
-		clientResponse = Headers{}
-		for _, h := range s.respHeaders {
-			clientResponse = append(clientResponse, [2]string{h.Name, h.Value})
+		if !lean {
+			e.clientResponse = Headers{}
+			for _, h := range s.respHeaders {
+				e.clientResponse = append(e.clientResponse, [2]string{h.Name, h.Value})
+			}
 		}
 		// Envoy buffers what a response-body callback holds (StopIterationAndBuffer) and
 		// hands the filter the whole buffer on the next chunk.
 		for i, ch := range c.ResponseBody {
 			s.respBody = append(s.respBody, ch...)
 			if st.OnResponseBody(len(s.respBody), i == len(c.ResponseBody)-1 && !trailers) == plugin.Continue {
-				clientBody = append(clientBody, s.respBody...)
+				e.clientBody = append(e.clientBody, s.respBody...)
 				s.respBody = nil
 			}
 		}
 		// Trailers: Envoy lets the filter read and replace the body it buffers, and
 		// releases it when the trailers callback continues.
 		if trailers && st.OnResponseTrailers(len(c.ResponseTrailers)) == plugin.Continue {
-			clientBody = append(clientBody, s.respBody...)
+			e.clientBody = append(e.clientBody, s.respBody...)
 			s.respBody = nil
 		}
 	}
 	st.OnDone()
-	res := Result{CheckCalls: s.nCalls, Logs: append([]string(nil), nf.Host.Logs[logStart:]...), LateHeaderWrites: s.lateHeaderWrites,
-		ClientResponse: clientResponse, ClientBody: string(clientBody)}
-	if early != nil {
-		res.Forwarded = true
-		res.Upstream = map[string]string{}
-		for _, h := range early {
-			res.Upstream[h.Name] = h.Value
-			res.UpstreamAll = append(res.UpstreamAll, [2]string{h.Name, h.Value})
-		}
-		return res
-	}
-	if s.reply != nil {
-		res.Status, res.Body, res.ReplyHeaders = s.reply.Status, s.reply.Body, s.reply.ReplyHeaders
-		return res
-	}
-	res.Forwarded = action == plugin.Continue || s.continues > before
-	res.Upstream = map[string]string{}
-	for _, h := range s.headers {
-		res.Upstream[h.Name] = h.Value
-		res.UpstreamAll = append(res.UpstreamAll, [2]string{h.Name, h.Value})
-	}
-	return res
+	return e
 }
