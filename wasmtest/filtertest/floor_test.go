@@ -10,7 +10,7 @@ import (
 )
 
 // floorModules are the floor modules of wasmtest/floor, least work first.
-var floorModules = []string{"empty", "reads", "mcp"}
+var floorModules = []string{"none", "empty", "reads", "mcp"}
 
 // BenchmarkFloor_Wasm is BenchmarkRequest_Wasm's stream — the same host options, driver and
 // checks, BENCH_LOG_INFO and BENCH_COLD included — through each floor module of
@@ -48,6 +48,8 @@ func TestFloorModules(t *testing.T) {
 		req          plugintest.Request
 		want         want
 	}{
+		{"none", "call", call, want{}},
+		{"none", "pass", pass, want{}},
 		{"empty", "call", call, want{}},
 		{"empty", "pass", pass, want{}},
 		{"empty", "denied", denied, want{}},

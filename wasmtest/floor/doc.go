@@ -1,8 +1,10 @@
-// Package floor holds measuring instruments for issue 17, never shipped: three proxy-wasm
+// Package floor holds measuring instruments for issue 17, never shipped: four proxy-wasm
 // (ABI 0.2.1) reactor modules in standard Go that do the least work a filter of their kind
 // must do, so that the filter's own cost can be told apart from what the Go toolchain's wasip1
 // code, the ABI and the host cost for any such filter (NOTE-floor.md, BENCHMARKS.md).
 //
+//   - floor/none: no callback exported (the ABI marker and the allocator only): what the host
+//     and the benchmark's driver cost per stream by themselves.
 //   - floor/empty: every callback returns at once (Continue, true); no host calls.
 //   - floor/reads: also reads what a body-inspecting filter must read — the request headers
 //     once, the request body at the end of the stream, the response headers once — and sets

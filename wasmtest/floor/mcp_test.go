@@ -53,6 +53,15 @@ func BenchmarkFloorLogic(b *testing.B) {
 			}
 		}
 	})
+	// The body's validation and reading alone, to tell its share of the above.
+	b.Run("ReadCall1KiB", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if call, ok := ReadCall(&msg, body); !ok || call.Tool != "echo" {
+				b.Fatalf("call %+v, ok %v: want a tools/call of echo", call, ok)
+			}
+		}
+	})
 }
 
 func TestBearerToken(t *testing.T) {

@@ -2,8 +2,11 @@
 // GATEWAY_WASM environment variable (what `make test` sets after `make wasm`), or else one
 // built once per process with the same flags as `make wasm`. GATEWAY_WASM_CACHE, if set, is a
 // directory where wazero keeps the compiled module across processes (build/instr.sh uses it:
-// compiling under valgrind takes minutes). Floor and FloorModule do the same for the floor
-// modules of wasmtest/floor, measuring instruments built from source with the same flags.
+// compiling under valgrind takes minutes). FloorModule does the same for the floor modules of
+// wasmtest/floor, measuring instruments: read from GATEWAY_FLOOR_DIR/<name>.wasm when that is
+// set (build/instr.sh counts should use it: the process's own instructions while it waits
+// for a `go build` made counts jump by ~1M a stream), else built from source with the flags
+// of `make wasm`.
 package wasmbuild
 
 import (
@@ -61,8 +64,8 @@ func Module(tb testing.TB) *host.Module {
 	return module
 }
 
-// FloorModule returns the floor module name (a directory of wasmtest/floor: "empty", "reads",
-// "mcp"), built from source and compiled once per process for the wasm host.
+// FloorModule returns the floor module name (a directory of wasmtest/floor: "none", "empty",
+// "reads", "mcp"), built from source and compiled once per process for the wasm host.
 func FloorModule(tb testing.TB, name string) *host.Module {
 	tb.Helper()
 	floorMu.Lock()
@@ -73,7 +76,13 @@ func FloorModule(tb testing.TB, name string) *host.Module {
 	}
 	floorMu.Unlock()
 	f.once.Do(func() {
-		b, err := build("./wasmtest/floor/" + name)
+		var b []byte
+		var err error
+		if dir := os.Getenv("GATEWAY_FLOOR_DIR"); dir != "" {
+			b, err = os.ReadFile(filepath.Join(dir, name+".wasm"))
+		} else {
+			b, err = build("./wasmtest/floor/" + name)
+		}
 		if err != nil {
 			f.err = err
 			return
