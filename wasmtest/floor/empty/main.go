@@ -1,5 +1,7 @@
 //go:build wasip1
 
+//lint:file-ignore U1000 the functions are exported to the host with //go:wasmexport
+
 // Command empty is the floor module whose every callback returns at once (Continue, true)
 // and makes no host call: what the ABI, the host and the Go runtime's entry into the module
 // cost by themselves (wasmtest/floor).

@@ -1,5 +1,7 @@
 //go:build wasip1
 
+//lint:file-ignore U1000 the functions are exported to the host with //go:wasmexport
+
 // Command mcp is the floor module of the least MCP work: what floor/reads reads, plus the
 // bearer token's cached decision looked up on the request headers and, at the end of the
 // body, the body validated and its method and tool read, the tool checked against the

@@ -1,5 +1,7 @@
 //go:build wasip1
 
+//lint:file-ignore U1000 the functions are exported to the host with //go:wasmexport
+
 // Command reads is the floor module that reads what a body-inspecting filter must read — the
 // request headers once, the request body at the end of the stream, the response headers once
 // — and sets one property, parsing nothing (wasmtest/floor).

@@ -1,5 +1,7 @@
 //go:build wasip1
 
+//lint:file-ignore U1000 the functions are exported to the host with //go:wasmexport
+
 // Package guest is the proxy-wasm glue the floor modules (wasmtest/floor) share: the ABI
 // version marker, the allocator the host calls, and the few host calls the modules make. It
 // is written apart from the filter's ABI layer (filter/internal/abi), smaller: one VM, one
