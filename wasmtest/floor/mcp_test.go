@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
 	"github.com/mcpmesh/gateway/filter/plugin/plugintest"
+	"github.com/mcpmesh/gateway/shared/jsontext"
 )
 
 // BenchmarkFloorLogic is what the floor/mcp module does per request, without the ABI: the
@@ -50,6 +51,16 @@ func BenchmarkFloorLogic(b *testing.B) {
 			call, ok := ReadCall(&msg, body)
 			if !ok || call.Method != jsonrpc.MethodToolsCall || !d.Allows(call.Tool) {
 				b.Fatalf("call %+v, ok %v: want an allowed tools/call", call, ok)
+			}
+		}
+	})
+	// The validation alone (what ReadCall's reader does before it reads the members), to
+	// tell how much of ReadCall is the byte scan every JSON reader must make.
+	b.Run("Validate1KiB", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if v := jsontext.Validate(body, jsontext.MaxDepth); v != jsontext.Valid {
+				b.Fatalf("verdict %v", v)
 			}
 		}
 	})
