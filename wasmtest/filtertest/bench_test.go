@@ -19,16 +19,17 @@ func BenchmarkRequest_Wasm(b *testing.B) {
 	for name, req := range plugintest.BenchRequests() {
 		cases[name] = plugintest.Case{Request: req}
 	}
-	benchStreams(b, cases)
+	benchStreams(b, wasmbuild.Module(b), cases, false)
 }
 
 // BenchmarkToolList_Wasm is the cost of a tools/list exchange — request and the upstream's
 // answer of 50 tools — through filter.wasm in the wazero host, with a cached decision bundle.
 func BenchmarkToolList_Wasm(b *testing.B) {
-	benchStreams(b, plugintest.BenchToolLists())
+	benchStreams(b, wasmbuild.Module(b), plugintest.BenchToolLists(), false)
 }
 
-// benchStreams runs each case as a sub-benchmark on a host of its own (one VM, proxy log
+// benchStreams runs each case through module m (filter.wasm, or a floor module of
+// BenchmarkFloor_Wasm, which must forward every case upstream) as a sub-benchmark on a host of its own (one VM, proxy log
 // level warning — info with BENCH_LOG_INFO set, which adds the authorization record of each MCP
 // request, as an Envoy at its default level logs it — and the guest's GOGC from BENCH_GOGC
 // when set). The case runs once through the scenario
@@ -46,8 +47,7 @@ func BenchmarkToolList_Wasm(b *testing.B) {
 // around each one (B/op and allocs/op still count the warm stream's). On the 2-core Xeon of
 // BENCHMARKS.md a cached 1 KiB tools/call at info level takes 2.3 times as long cold (fastest
 // of five: 66 µs hot, 154 µs cold; BENCHMARKS.md, "Cold caches").
-func benchStreams(b *testing.B, cases map[string]plugintest.Case) {
-	m := wasmbuild.Module(b)
+func benchStreams(b *testing.B, m *host.Module, cases map[string]plugintest.Case, mustForward bool) {
 	names := make([]string, 0, len(cases))
 	for n := range cases {
 		names = append(names, n)
@@ -72,8 +72,8 @@ func benchStreams(b *testing.B, cases map[string]plugintest.Case) {
 			}
 			defer h.Close()
 			want, err := send(ctx, h, check, c)
-			if err != nil || want.Stuck {
-				b.Fatalf("first run: err %v, stuck %v", err, want.Stuck)
+			if err != nil || want.Stuck || (mustForward && !want.Forwarded) {
+				b.Fatalf("first run: err %v, stuck %v, forwarded %v", err, want.Stuck, want.Forwarded)
 			}
 			calls := check.Calls.Load()
 			cold := newColdCaches(b, cases)
