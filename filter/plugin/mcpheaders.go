@@ -17,6 +17,9 @@ const (
 // another copy of the header: upstreams that map "_" to "-" (CGI, WSGI) would read it as one.
 func (s *stream) mcpHeaders() jsonrpc.MCPHeaders {
 	var h jsonrpc.MCPHeaders
+	if !s.idx.mcpMeta {
+		return h // no header whose name could be one of them
+	}
 	for i := range s.hdrs {
 		name := s.hdrs[i].Name
 		if len(name) < len("mcp-name") || name[0] != 'm' || name[1] != 'c' || name[2] != 'p' {

@@ -63,6 +63,6 @@ func (s *stream) refuse(k metric, reason policy.Reason) {
 
 // httpMethod is the request's :method.
 func (s *stream) httpMethod() string {
-	m, _ := s.header(":method")
+	m, _ := s.indexed(hMethod)
 	return m
 }

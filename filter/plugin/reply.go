@@ -74,10 +74,10 @@ func (s *stream) replyUpstreamRequired() {
 
 // replySignIn sends a browser to sign in and back; other clients get 401.
 func (s *stream) replySignIn() {
-	method, _ := s.header(":method")
-	accept, _ := s.header("accept")
+	method, _ := s.indexed(hMethod)
+	accept, _ := s.indexed(hAccept)
 	if (method == "GET" || method == "HEAD") && strings.Contains(accept, "text/html") {
-		path, _ := s.header(":path")
+		path, _ := s.indexed(hPath)
 		loc := s.route.origin + paths.SignIn + "?return_to=" + queryEscape(path)
 		s.reply(302, []Header{{"location", loc}}, nil)
 		return
@@ -110,7 +110,7 @@ func isName(n, name string) bool {
 func (s *stream) requestID() string {
 	if !s.reqIDRead {
 		s.reqIDRead = true
-		if id, ok := s.header("x-request-id"); ok {
+		if id, ok := s.indexed(hRequestID); ok {
 			s.reqID = id
 		} else if b, ok := s.h.Property("request", "id"); ok {
 			s.reqID = string(b)
@@ -122,7 +122,7 @@ func (s *stream) requestID() string {
 // stripSessionCookie removes the gateway's cookies from the Cookie header so that no upstream
 // sees (and could replay) them.
 func (s *stream) stripSessionCookie() {
-	raw, ok := s.header("cookie")
+	raw, ok := s.indexed(hCookie)
 	if !ok {
 		return
 	}
@@ -148,7 +148,7 @@ func isGatewayCookie(name string) bool { return strings.HasPrefix(name, checkapi
 
 // bearerToken extracts an RFC 6750 bearer token from Authorization.
 func (s *stream) bearerToken() (string, bool) {
-	v, ok := s.header("authorization")
+	v, ok := s.indexed(hAuthorization)
 	if !ok {
 		return "", false
 	}
@@ -186,7 +186,7 @@ func isToken68(s string) bool {
 
 // sessionCookie returns the gateway session cookie of the request.
 func (s *stream) sessionCookie() (string, bool) {
-	raw, ok := s.header("cookie")
+	raw, ok := s.indexed(hCookie)
 	if !ok {
 		return "", false
 	}
@@ -228,6 +228,20 @@ func contentTypeOf(hdrs []Header) int {
 			ct = hdrs[i].Value
 		}
 	}
+	return judgeContentType(n, ct)
+}
+
+// contentType is contentTypeOf(s.hdrs), from the index.
+func (s *stream) contentType() int {
+	ct := ""
+	if p := s.idx.lastContentType; p > 0 {
+		ct = s.hdrs[p-1].Value
+	}
+	return judgeContentType(int(s.idx.nContentType), ct)
+}
+
+// judgeContentType is contentTypeOf's verdict on n Content-Type headers, the last of which is ct.
+func judgeContentType(n int, ct string) int {
 	if n == 0 {
 		return ctNotJSON
 	}

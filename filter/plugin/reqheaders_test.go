@@ -1,0 +1,111 @@
+package plugin
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpmesh/gateway/shared/ascii"
+	"github.com/mcpmesh/gateway/shared/checkapi"
+)
+
+// indexedNames are the names of the indexed headers, by index.
+var indexedNames = [numIndexedHeaders]string{
+	hAuthority:       ":authority",
+	hPath:            ":path",
+	hMethod:          ":method",
+	hRequestID:       "x-request-id",
+	hOrigin:          "origin",
+	hAuthorization:   "authorization",
+	hContentEncoding: "content-encoding",
+	hContentLength:   "content-length",
+	hCookie:          "cookie",
+	hAccept:          "accept",
+	hACRequestMethod: "access-control-request-method",
+}
+
+// checkIndex compares the index of hdrs with the scans it replaces: header() for each
+// indexed name, contentTypeOf, and the loops its flags let the filter skip (each flag must be
+// set whenever its loop would find something).
+func checkIndex(t *testing.T, hdrs []Header) {
+	t.Helper()
+	s := &stream{hdrs: hdrs}
+	s.indexHeaders()
+	for k, name := range indexedNames {
+		gv, gok := s.indexed(k)
+		wv, wok := s.header(name)
+		if gv != wv || gok != wok {
+			t.Fatalf("%q in %q: indexed %q, %v; header %q, %v", name, hdrs, gv, gok, wv, wok)
+		}
+	}
+	if g, w := s.contentType(), contentTypeOf(hdrs); g != w {
+		t.Fatalf("content type of %q: indexed %d, scanned %d", hdrs, g, w)
+	}
+	var assertion, acceptEncoding, session bool
+	for _, h := range hdrs {
+		n := h.Name
+		assertion = assertion || len(n) == len(checkapi.AssertionHeader) &&
+			(ascii.EqualFold(n, checkapi.AssertionHeader) || isUnderscoreSpelling(n, checkapi.AssertionHeader))
+		acceptEncoding = acceptEncoding || len(n) == len("accept-encoding") && ascii.EqualFold(n, "accept-encoding")
+		session = session || isName(n, sessionHeader) || isUnderscoreSpelling(n, sessionHeader)
+	}
+	if assertion && !s.idx.assertionLen {
+		t.Fatalf("%q: an assertion spelling the index did not flag", hdrs)
+	}
+	if acceptEncoding != s.idx.acceptEncoding {
+		t.Fatalf("%q: accept-encoding %v, index %v", hdrs, acceptEncoding, s.idx.acceptEncoding)
+	}
+	if session && !s.idx.sessionLen {
+		t.Fatalf("%q: a session header the index did not flag", hdrs)
+	}
+	if !s.idx.mcpMeta {
+		// mcpHeaders' loop, which the flag skips, must find nothing.
+		s.idx.mcpMeta = true
+		if h := s.mcpHeaders(); h.NProtocolVersion+h.NMethod+h.NName != 0 {
+			t.Fatalf("%q: metadata headers %+v the index did not flag", hdrs, h)
+		}
+	}
+}
+
+func TestHdrIndex_MatchesScans(t *testing.T) {
+	t.Parallel()
+	cases := [][]Header{
+		nil,
+		{{":method", "POST"}, {":path", "/mcp"}, {":authority", "mcp.example.com"}, {":scheme", "https"},
+			{"x-request-id", "r1"}, {"content-length", "12"}, {"content-type", "application/json"}, {"authorization", "Bearer t"}},
+		{{":path", "/a"}, {":path", "/b"}, {"content-type", "application/json"}, {"content-type", "text/plain"}},
+		{{"Content-Type", "application/json"}, {":Path", "/x"}, {"X-Request-Id", "r"}, {"AUTHORIZATION", "Bearer t"}},
+		{{"mcp-session-id", "s"}, {"mcp_session_id", "t"}, {"mcp-name", "echo"}, {"mcp_method", "tools/call"}, {"mcp-protocol-version", "2026-07-28"}},
+		{{"MCP-Name", "x"}, {"Mcp-Method", "y"}, {"mcpXname", "z"}, {"mcp-namf", "w"}},
+		{{"x-gateway-assertion", "a"}, {"X_Gateway_Assertion", "b"}, {"x_gateway-assertion", "c"}},
+		{{"Accept-Encoding", "gzip"}, {"accept-encodinG", "br"}, {"accept_encoding", "x"}},
+		{{"origin", "https://a"}, {"cookie", "a=b"}, {"accept", "text/html"}, {"access-control-request-method", "POST"}, {"content-encoding", "gzip"}},
+		{{"", ""}, {":", ":"}, {"\x00\x00\x00\x00\x00", ""}, {"cookie", "1"}, {"cookie", "2"}},
+	}
+	for _, hdrs := range cases {
+		checkIndex(t, hdrs)
+	}
+}
+
+// FuzzHdrIndex_MatchesScans reads headers from "name:value" lines (the first ':' after the
+// first byte splits them, so that pseudo-headers can be written).
+func FuzzHdrIndex_MatchesScans(f *testing.F) {
+	for _, s := range []string{
+		":method:POST\n:path:/mcp\n:authority:mcp.example.com\ncontent-type:application/json\ncontent-type:a\nauthorization:Bearer x",
+		"mcp_session_id:a\nmcp-session-id:b\nMcp-Name:c\nmcp_protocol_version:d\nmcp-method:e",
+		"X-Gateway-Assertion:a\nx_gateway_assertion:b\nAccept-Encoding:gzip\ncontent-length:3\ncookie:a=b",
+		"x-request-id:1\nx-request-id:2\norigin:o\naccept:text/html\naccess-control-request-method:GET\ncontent-encoding:br",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		var hdrs []Header
+		for line := range strings.SplitSeq(in, "\n") {
+			name, value := line, ""
+			if i := strings.IndexByte(line[min(1, len(line)):], ':'); i >= 0 {
+				name, value = line[:i+1], line[i+2:]
+			}
+			hdrs = append(hdrs, Header{name, value})
+		}
+		checkIndex(t, hdrs)
+	})
+}
