@@ -1,6 +1,10 @@
 package plugin
 
-import "github.com/mcpmesh/gateway/shared/policy"
+import (
+	"unsafe"
+
+	"github.com/mcpmesh/gateway/shared/policy"
+)
 
 // Properties the filter publishes with proxy_set_property for every request it decides or
 // refuses on a route host, whatever the log level. Envoy keeps each as the filter state
@@ -32,11 +36,18 @@ func (s *stream) publish(in *policy.Input, d policy.Decision, method, tool strin
 	s.setProperty(PropRequestID, s.requestID())
 }
 
-// setProperty publishes value under path through the filter's buffer.
+// setProperty publishes value under path. The host only reads the value (StreamHost), so
+// a non-empty one is handed over in place rather than copied into the filter's buffer; an
+// empty one as the buffer emptied, so that the host is not handed a nil pointer.
 func (s *stream) setProperty(path, value string) {
-	f := s.f
-	f.propBuf = append(f.propBuf[:0], value...)
-	s.h.SetProperty(path, f.propBuf)
+	if value == "" {
+		if s.f.propBuf == nil {
+			s.f.propBuf = make([]byte, 0, 64)
+		}
+		s.h.SetProperty(path, s.f.propBuf[:0])
+		return
+	}
+	s.h.SetProperty(path, unsafe.Slice(unsafe.StringData(value), len(value)))
 }
 
 // refuse answers nothing itself: it counts a request refused before the policy decided (the

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpmesh/gateway/shared/ascii"
 	"github.com/mcpmesh/gateway/shared/checkapi"
@@ -128,7 +129,7 @@ func (s *stream) stripSessionCookie() {
 	}
 	kept := make([]string, 0, 4)
 	for _, part := range strings.Split(raw, ";") {
-		part = strings.TrimSpace(part)
+		part = trimSpace(part)
 		name, _, _ := strings.Cut(part, "=")
 		if part == "" || isGatewayCookie(name) {
 			continue
@@ -157,7 +158,7 @@ func (s *stream) bearerToken() (string, bool) {
 
 // parseBearer parses "Bearer <token68>" (scheme case-insensitive).
 func parseBearer(v string) (string, bool) {
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(v), " ")
+	scheme, tok, ok := strings.Cut(trimSpace(v), " ")
 	if !ok || !strings.EqualFold(scheme, "bearer") {
 		return "", false
 	}
@@ -196,7 +197,7 @@ func (s *stream) sessionCookie() (string, bool) {
 // parseCookie finds cookie name in a Cookie header value.
 func parseCookie(raw, name string) (string, bool) {
 	for _, part := range strings.Split(raw, ";") {
-		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		k, v, ok := strings.Cut(trimSpace(part), "=")
 		if !ok || k != name {
 			continue
 		}
@@ -268,8 +269,27 @@ func judgeContentType(n int, ct string) int {
 	return ctJSON
 }
 
-// trimOWS trims HTTP optional whitespace (spaces and tabs).
-func trimOWS(s string) string { return strings.Trim(s, " \t") }
+// trimOWS trims HTTP optional whitespace (spaces and tabs), as strings.Trim(s, " \t") does
+// without building a byte set.
+func trimOWS(s string) string {
+	for s != "" && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for s != "" && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// trimSpace is strings.TrimSpace, whose call it skips when s neither starts nor ends with a
+// byte it could trim: ASCII white space is at most ' ', and Unicode white space begins and
+// ends with bytes of 0x80 and above.
+func trimSpace(s string) string {
+	if s != "" && ' ' < s[0] && s[0] < utf8.RuneSelf && ' ' < s[len(s)-1] && s[len(s)-1] < utf8.RuneSelf {
+		return s
+	}
+	return strings.TrimSpace(s)
+}
 
 // corsPreflightHeaders answers a CORS preflight to an MCP server route. Credentials are
 // bearer tokens, never cookies, so any origin may call it.

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -108,4 +109,37 @@ func FuzzHdrIndex_MatchesScans(f *testing.F) {
 		}
 		checkIndex(t, hdrs)
 	})
+}
+
+// The trims and the Content-Length reader against the strings and strconv functions they
+// stand for.
+func checkTrimsAndLength(t *testing.T, s string) {
+	t.Helper()
+	if g, w := trimOWS(s), strings.Trim(s, " \t"); g != w {
+		t.Fatalf("trimOWS(%q) = %q, want %q", s, g, w)
+	}
+	if g, w := trimSpace(s), strings.TrimSpace(s); g != w {
+		t.Fatalf("trimSpace(%q) = %q, want %q", s, g, w)
+	}
+	n, ok := parseContentLength(s)
+	wn, err := strconv.ParseInt(s, 10, 64)
+	if wok := err == nil && wn >= 0; ok != wok || ok && n != wn {
+		t.Fatalf("parseContentLength(%q) = %d, %v; strconv: %d, %v", s, n, ok, wn, err)
+	}
+}
+
+func TestTrimsAndContentLength_MatchStdlib(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", " ", "\t", "12", " 12 ", "\t12\t", "+0", "-0", "-1", "+", "-", "1_0", "0x10", "١٢",
+		"9223372036854775807", "9223372036854775808", "-9223372036854775808", "00000000000000000000000001", "12\u00a0",
+		"\u00a012", "\u0085", "a b", " \t a\t ", "\xff", "1\xff", "\v1\f"} {
+		checkTrimsAndLength(t, s)
+	}
+}
+
+func FuzzTrimsAndContentLength_MatchStdlib(f *testing.F) {
+	for _, s := range []string{"12", " 12 ", "-0", "+7", "9223372036854775808", "\u00a01\u2000", "\t \t"} {
+		f.Add(s)
+	}
+	f.Fuzz(checkTrimsAndLength)
 }

@@ -1,7 +1,7 @@
 package plugin
 
 import (
-	"strconv"
+	"math"
 	"strings"
 
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
@@ -161,7 +161,7 @@ func (s *stream) serverHeaders(endOfStream bool) Action {
 // checkPOSTHeaders refuses, before anything is buffered, MCP POSTs whose body the gateway
 // could not read the way the upstream will.
 func (s *stream) checkPOSTHeaders(endOfStream bool) bool {
-	if ce, ok := s.indexed(hContentEncoding); ok && !strings.EqualFold(strings.TrimSpace(ce), "identity") {
+	if ce, ok := s.indexed(hContentEncoding); ok && !strings.EqualFold(trimSpace(ce), "identity") {
 		s.refuse(metricRejected, policy.ReasonMCPContentTypeUnsupported)
 		s.replyError(415, "unsupported_media_type", "encoded request bodies are not accepted")
 		return false
@@ -176,8 +176,8 @@ func (s *stream) checkPOSTHeaders(endOfStream bool) bool {
 		s.unsupportedCT = true
 	}
 	if cl, ok := s.indexed(hContentLength); ok {
-		n, err := strconv.ParseInt(strings.TrimSpace(cl), 10, 64)
-		if err != nil || n < 0 {
+		n, ok := parseContentLength(trimSpace(cl))
+		if !ok {
 			s.refuse(metricRejected, policy.ReasonBodyUnparsable)
 			s.replyError(400, "invalid_request", "invalid Content-Length")
 			return false
@@ -194,6 +194,31 @@ func (s *stream) checkPOSTHeaders(endOfStream bool) bool {
 		return false
 	}
 	return true
+}
+
+// parseContentLength reads a Content-Length value: ok is false where strconv.ParseInt(s,
+// 10, 64) fails or gives a negative number (the call and its error value cost more in the
+// wasm filter than the loop).
+func parseContentLength(s string) (n int64, ok bool) {
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg, s = s[0] == '-', s[1:]
+	}
+	if s == "" {
+		return 0, false
+	}
+	var u uint64
+	for i := 0; i < len(s); i++ {
+		d := uint64(s[i] - '0')
+		if d > 9 || u > (math.MaxInt64-d)/10 {
+			return 0, false
+		}
+		u = u*10 + d
+	}
+	if neg && u != 0 {
+		return 0, false
+	}
+	return int64(u), true
 }
 
 // browserHeaders handles the request headers on an mcp.client or plain route, where the
@@ -335,7 +360,7 @@ func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
 				authn = h.Value
 			}
 		case "set-cookie":
-			name, _, _ := strings.Cut(strings.TrimSpace(h.Value), "=")
+			name, _, _ := strings.Cut(trimSpace(h.Value), "=")
 			if isGatewayCookie(name) {
 				gatewayCookie = true
 			} else {
