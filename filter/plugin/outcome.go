@@ -37,17 +37,22 @@ func (s *stream) publish(in *policy.Input, d policy.Decision, method, tool strin
 }
 
 // setProperty publishes value under path. The host only reads the value (StreamHost), so
-// a non-empty one is handed over in place rather than copied into the filter's buffer; an
-// empty one as the buffer emptied, so that the host is not handed a nil pointer.
+// a non-empty one is handed over in place rather than copied into the filter's buffer.
 func (s *stream) setProperty(path, value string) {
 	if value == "" {
-		if s.f.propBuf == nil {
-			s.f.propBuf = make([]byte, 0, 64)
-		}
-		s.h.SetProperty(path, s.f.propBuf[:0])
+		s.setEmptyProperty(path)
 		return
 	}
 	s.h.SetProperty(path, unsafe.Slice(unsafe.StringData(value), len(value)))
+}
+
+// setEmptyProperty publishes an empty value as the filter's buffer emptied, so that the host
+// is not handed a nil pointer.
+func (s *stream) setEmptyProperty(path string) {
+	if s.f.propBuf == nil {
+		s.f.propBuf = make([]byte, 0, 64)
+	}
+	s.h.SetProperty(path, s.f.propBuf[:0])
 }
 
 // refuse answers nothing itself: it counts a request refused before the policy decided (the

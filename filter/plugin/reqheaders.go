@@ -45,11 +45,77 @@ type hdrIndex struct {
 	mcpMeta bool
 }
 
-// indexHeaders fills s.idx from s.hdrs.
+// indexHeaders fills s.idx from s.hdrs. Names are told apart by their length and one or two
+// bytes before a full comparison (a call in the wasm filter), in one loop: a call per header
+// would cost more than most of its tests.
 func (s *stream) indexHeaders() {
 	x := &s.idx
 	for i := range s.hdrs {
-		x.add(int32(i)+1, s.hdrs[i].Name)
+		n, pos := s.hdrs[i].Name, int32(i)+1
+		switch len(n) {
+		case len(":path"):
+			if n == ":path" {
+				x.first(hPath, pos)
+			}
+		case len("origin"): // origin, cookie, accept
+			switch n {
+			case "origin":
+				x.first(hOrigin, pos)
+			case "cookie":
+				x.first(hCookie, pos)
+			case "accept":
+				x.first(hAccept, pos)
+			}
+		case len(":method"): // also :scheme
+			if n[1] == 'm' && n == ":method" {
+				x.first(hMethod, pos)
+			}
+		case len("mcp-name"):
+			x.mcpMeta = x.mcpMeta || isMCPPrefix(n)
+		case len(":authority"): // also mcp-method
+			if n[0] == ':' {
+				if n == ":authority" {
+					x.first(hAuthority, pos)
+				}
+			} else {
+				x.mcpMeta = x.mcpMeta || isMCPPrefix(n)
+			}
+		case len("content-type"): // also x-request-id
+			switch {
+			case n[0] == 'c' && n[len(n)-1] == 'e' && n == "content-type":
+				x.nContentType++
+				x.lastContentType = pos
+			case n[0] == 'x' && n[len(n)-1] == 'd' && n == "x-request-id":
+				x.first(hRequestID, pos)
+			}
+		case len("authorization"):
+			if n[0] == 'a' && n == "authorization" {
+				x.first(hAuthorization, pos)
+			}
+		case len("content-length"): // also mcp-session-id
+			switch n[0] {
+			case 'c':
+				if n == "content-length" {
+					x.first(hContentLength, pos)
+				}
+			case 'm': // mcp-session-id or a spelling of it with '_'
+				x.sessionLen = true
+			}
+		case len("accept-encoding"):
+			x.acceptEncoding = x.acceptEncoding || ascii.EqualFold(n, "accept-encoding")
+		case len("content-encoding"):
+			if n[0] == 'c' && n == "content-encoding" {
+				x.first(hContentEncoding, pos)
+			}
+		case len(checkapi.AssertionHeader):
+			x.assertionLen = true
+		case len(headerProtocolVersion):
+			x.mcpMeta = x.mcpMeta || isMCPPrefix(n)
+		case len("access-control-request-method"):
+			if n == "access-control-request-method" {
+				x.first(hACRequestMethod, pos)
+			}
+		}
 	}
 }
 
@@ -57,75 +123,6 @@ func (s *stream) indexHeaders() {
 func (x *hdrIndex) first(k int, pos int32) {
 	if x.at[k] == 0 {
 		x.at[k] = pos
-	}
-}
-
-// add classifies the header at 1-based position pos. Names are told apart by their length
-// and one or two bytes before a full comparison (a call in the wasm filter).
-func (x *hdrIndex) add(pos int32, n string) {
-	switch len(n) {
-	case len(":path"):
-		if n == ":path" {
-			x.first(hPath, pos)
-		}
-	case len("origin"): // origin, cookie, accept
-		switch n {
-		case "origin":
-			x.first(hOrigin, pos)
-		case "cookie":
-			x.first(hCookie, pos)
-		case "accept":
-			x.first(hAccept, pos)
-		}
-	case len(":method"): // also :scheme
-		if n[1] == 'm' && n == ":method" {
-			x.first(hMethod, pos)
-		}
-	case len("mcp-name"):
-		x.mcpMeta = x.mcpMeta || isMCPPrefix(n)
-	case len(":authority"): // also mcp-method
-		if n[0] == ':' {
-			if n == ":authority" {
-				x.first(hAuthority, pos)
-			}
-		} else {
-			x.mcpMeta = x.mcpMeta || isMCPPrefix(n)
-		}
-	case len("content-type"): // also x-request-id
-		switch {
-		case n[0] == 'c' && n[len(n)-1] == 'e' && n == "content-type":
-			x.nContentType++
-			x.lastContentType = pos
-		case n[0] == 'x' && n[len(n)-1] == 'd' && n == "x-request-id":
-			x.first(hRequestID, pos)
-		}
-	case len("authorization"):
-		if n[0] == 'a' && n == "authorization" {
-			x.first(hAuthorization, pos)
-		}
-	case len("content-length"): // also mcp-session-id
-		switch n[0] {
-		case 'c':
-			if n == "content-length" {
-				x.first(hContentLength, pos)
-			}
-		case 'm': // mcp-session-id or a spelling of it with '_'
-			x.sessionLen = true
-		}
-	case len("accept-encoding"):
-		x.acceptEncoding = x.acceptEncoding || ascii.EqualFold(n, "accept-encoding")
-	case len("content-encoding"):
-		if n[0] == 'c' && n == "content-encoding" {
-			x.first(hContentEncoding, pos)
-		}
-	case len(checkapi.AssertionHeader):
-		x.assertionLen = true
-	case len(headerProtocolVersion):
-		x.mcpMeta = x.mcpMeta || isMCPPrefix(n)
-	case len("access-control-request-method"):
-		if n == "access-control-request-method" {
-			x.first(hACRequestMethod, pos)
-		}
 	}
 }
 
