@@ -110,14 +110,18 @@ func isName(n, name string) bool {
 // callback: Envoy no longer exposes the request headers once they have been continued.
 func (s *stream) requestID() string {
 	if !s.reqIDRead {
-		s.reqIDRead = true
-		if id, ok := s.indexed(hRequestID); ok {
-			s.reqID = id
-		} else if b, ok := s.h.Property("request", "id"); ok {
-			s.reqID = string(b)
-		}
+		s.readRequestID()
 	}
 	return s.reqID
+}
+
+func (s *stream) readRequestID() {
+	s.reqIDRead = true
+	if id, ok := s.indexed(hRequestID); ok {
+		s.reqID = id
+	} else if b, ok := s.h.Property("request", "id"); ok {
+		s.reqID = string(b)
+	}
 }
 
 // stripSessionCookie removes the gateway's cookies from the Cookie header so that no upstream
