@@ -45,9 +45,10 @@ type hdrIndex struct {
 	mcpMeta bool
 }
 
-// indexHeaders fills s.idx from s.hdrs. Names are told apart by their length and one or two
-// bytes before a full comparison (a call in the wasm filter), in one loop: a call per header
-// would cost more than most of its tests.
+// indexHeaders fills s.idx from s.hdrs, in one loop: a call per header would cost more than
+// most of its tests. Names are told apart by their length, then compared as two words that
+// overlap (le64, le32) where the compiler would call runtime.memequal (names of 7 bytes and
+// more); all but the first word's compare are constants.
 func (s *stream) indexHeaders() {
 	x := &s.idx
 	for i := range s.hdrs {
@@ -67,14 +68,14 @@ func (s *stream) indexHeaders() {
 				x.first(hAccept, pos)
 			}
 		case len(":method"): // also :scheme
-			if n[1] == 'm' && n == ":method" {
+			if le32(n) == le32(":method") && le32(n[3:]) == le32(":method"[3:]) {
 				x.first(hMethod, pos)
 			}
 		case len("mcp-name"):
 			x.mcpMeta = x.mcpMeta || isMCPPrefix(n)
 		case len(":authority"): // also mcp-method
 			if n[0] == ':' {
-				if n == ":authority" {
+				if le64(n) == le64(":authority") && le64(n[2:]) == le64(":authority"[2:]) {
 					x.first(hAuthority, pos)
 				}
 			} else {
@@ -82,20 +83,20 @@ func (s *stream) indexHeaders() {
 			}
 		case len("content-type"): // also x-request-id
 			switch {
-			case n[0] == 'c' && n[len(n)-1] == 'e' && n == "content-type":
+			case le64(n) == le64("content-type") && le64(n[4:]) == le64("content-type"[4:]):
 				x.nContentType++
 				x.lastContentType = pos
-			case n[0] == 'x' && n[len(n)-1] == 'd' && n == "x-request-id":
+			case le64(n) == le64("x-request-id") && le64(n[4:]) == le64("x-request-id"[4:]):
 				x.first(hRequestID, pos)
 			}
 		case len("authorization"):
-			if n[0] == 'a' && n == "authorization" {
+			if le64(n) == le64("authorization") && le64(n[5:]) == le64("authorization"[5:]) {
 				x.first(hAuthorization, pos)
 			}
 		case len("content-length"): // also mcp-session-id
 			switch n[0] {
 			case 'c':
-				if n == "content-length" {
+				if le64(n) == le64("content-length") && le64(n[6:]) == le64("content-length"[6:]) {
 					x.first(hContentLength, pos)
 				}
 			case 'm': // mcp-session-id or a spelling of it with '_'
@@ -104,7 +105,7 @@ func (s *stream) indexHeaders() {
 		case len("accept-encoding"):
 			x.acceptEncoding = x.acceptEncoding || ascii.EqualFold(n, "accept-encoding")
 		case len("content-encoding"):
-			if n[0] == 'c' && n == "content-encoding" {
+			if le64(n) == le64("content-encoding") && le64(n[8:]) == le64("content-encoding"[8:]) {
 				x.first(hContentEncoding, pos)
 			}
 		case len(checkapi.AssertionHeader):
@@ -124,6 +125,20 @@ func (x *hdrIndex) first(k int, pos int32) {
 	if x.at[k] == 0 {
 		x.at[k] = pos
 	}
+}
+
+// le64 is the first 8 bytes of s as a little-endian word: one load in the wasm build, and a
+// constant for a constant string.
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// le32 is the first 4 bytes of s as a little-endian word.
+func le32(s string) uint32 {
+	_ = s[3]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // isMCPPrefix is mcpHeaders' first test of a name whose length is one of the metadata
