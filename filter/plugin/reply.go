@@ -161,12 +161,19 @@ func (s *stream) bearerToken() (string, bool) {
 }
 
 // parseBearer parses "Bearer <token68>" (scheme case-insensitive).
+//
+// The scheme is the text before the first space; compared in ASCII, as no character but the
+// letters of "bearer" folds to them (strings.EqualFold's Unicode folding would change nothing),
+// it must be the first six bytes.
 func parseBearer(v string) (string, bool) {
-	scheme, tok, ok := strings.Cut(trimSpace(v), " ")
-	if !ok || !strings.EqualFold(scheme, "bearer") {
+	v = trimSpace(v)
+	if len(v) < len("bearer ") || v[6] != ' ' || !ascii.EqualFold(v[:6], "bearer") {
 		return "", false
 	}
-	tok = strings.TrimLeft(tok, " ")
+	tok := v[7:]
+	for tok != "" && tok[0] == ' ' {
+		tok = tok[1:]
+	}
 	if len(tok) > 4096 || !isToken68(tok) {
 		return "", false
 	}
