@@ -257,6 +257,13 @@ func judgeContentType(n int, ct string) int {
 	if n == 0 {
 		return ctNotJSON
 	}
+	if len(ct) == len("application/json") && le64(ct) == le64("application/json") && le64(ct[8:]) == le64("application/json"[8:]) {
+		// What MCP clients send, as the steps below would judge it, in two loads.
+		if n > 1 {
+			return ctUnsupported
+		}
+		return ctJSON
+	}
 	mt, params, hasParams := strings.Cut(ct, ";")
 	if !ascii.EqualFold(trimOWS(mt), "application/json") {
 		return ctNotJSON

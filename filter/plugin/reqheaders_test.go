@@ -143,3 +143,44 @@ func FuzzTrimsAndContentLength_MatchStdlib(f *testing.F) {
 	}
 	f.Fuzz(checkTrimsAndLength)
 }
+
+// refJudgeContentType is judgeContentType without its fast path for "application/json": the
+// oracle of FuzzJudgeContentType_MatchesReference.
+func refJudgeContentType(n int, ct string) int {
+	if n == 0 {
+		return ctNotJSON
+	}
+	mt, params, hasParams := strings.Cut(ct, ";")
+	if !ascii.EqualFold(trimOWS(mt), "application/json") {
+		return ctNotJSON
+	}
+	if n > 1 {
+		return ctUnsupported
+	}
+	if !hasParams {
+		return ctJSON
+	}
+	name, value, ok := strings.Cut(trimOWS(params), "=")
+	if !ok || !ascii.EqualFold(name, "charset") {
+		return ctUnsupported
+	}
+	if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
+		value = value[1 : len(value)-1]
+	}
+	if !ascii.EqualFold(value, "utf-8") {
+		return ctUnsupported
+	}
+	return ctJSON
+}
+
+func FuzzJudgeContentType_MatchesReference(f *testing.F) {
+	for _, s := range []string{"application/json", "Application/JSON", "application/jsoN;charset=utf-8", "application/json ", "application/jsox", "text/plain"} {
+		f.Add(uint8(1), s)
+		f.Add(uint8(2), s)
+	}
+	f.Fuzz(func(t *testing.T, n uint8, ct string) {
+		if g, w := judgeContentType(int(n%3), ct), refJudgeContentType(int(n%3), ct); g != w {
+			t.Fatalf("judgeContentType(%d, %q) = %d, want %d", n%3, ct, g, w)
+		}
+	})
+}
