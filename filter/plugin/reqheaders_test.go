@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpmesh/gateway/filter/jsonrpc"
 	"github.com/mcpmesh/gateway/shared/ascii"
 	"github.com/mcpmesh/gateway/shared/checkapi"
 )
@@ -183,4 +184,42 @@ func FuzzJudgeContentType_MatchesReference(f *testing.F) {
 			t.Fatalf("judgeContentType(%d, %q) = %d, want %d", n%3, ct, g, w)
 		}
 	})
+}
+
+// checkNothingToCheck holds jsonrpc.CheckHeaders to what checkMCPHeaders' shortcut assumes:
+// without a metadata header, a body that is a batch, or whose one message has no _meta,
+// passes with no version.
+func checkNothingToCheck(t *testing.T, body string) {
+	t.Helper()
+	b, err := jsonrpc.Parse([]byte(body))
+	if err != nil || !b.Array && len(b.Messages) > 0 && b.Messages[0].Meta != "" {
+		return
+	}
+	if version, problem := jsonrpc.CheckHeaders(&jsonrpc.MCPHeaders{}, &b); version != "" || problem != "" {
+		t.Fatalf("CheckHeaders(no headers, %q) = %q, %q", body, version, problem)
+	}
+}
+
+var nothingToCheckSeeds = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+	`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	`{"jsonrpc":"2.0","id":1,"result":{}}`,
+	`[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}]`,
+	`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///x"}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2026-07-28","clientInfo":{"name":"c","version":"1"}}}`,
+}
+
+func TestCheckHeaders_NothingToCheckWithoutHeadersOrMeta(t *testing.T) {
+	t.Parallel()
+	for _, body := range nothingToCheckSeeds {
+		checkNothingToCheck(t, body)
+	}
+}
+
+func FuzzCheckHeaders_NothingToCheckWithoutHeadersOrMeta(f *testing.F) {
+	for _, body := range nothingToCheckSeeds {
+		f.Add(body)
+	}
+	f.Fuzz(checkNothingToCheck)
 }
