@@ -24,15 +24,37 @@ func TestCacheKey_SeparatesCredentialsKindsAndRoutes(t *testing.T) {
 		t.Fatal("the same credential on the same route gave two keys")
 	}
 	for name, k := range map[string]cacheKey{
-		"another credential":  c.key('b', "bmcp_tokem", "route-a"),
-		"a longer credential": c.key('b', "bmcp_token\x00", "route-a"),
-		"another kind":        c.key('c', "bmcp_token", "route-a"),
-		"another route":       c.key('b', "bmcp_token", "route-b"),
-		"another cache":       newBundleCache(10).key('b', "bmcp_token", "route-a"),
+		"another credential":                   c.key('b', "bmcp_tokem", "route-a"),
+		"a longer credential":                  c.key('b', "bmcp_token\x00", "route-a"),
+		"another kind":                         c.key('c', "bmcp_token", "route-a"),
+		"another route":                        c.key('b', "bmcp_token", "route-b"),
+		"route and credential split elsewhere": c.key('b', "_token", "route-abmcp"),
+		"another cache":                        newBundleCache(10).key('b', "bmcp_token", "route-a"),
 	} {
 		if k == base {
 			t.Errorf("%s: same cache key", name)
 		}
+	}
+}
+
+// The map is keyed by half of the key: an entry is found only with both halves, and a key
+// sharing the half replaces the entry (keeping the byte count exact) without reading it.
+func TestBundleCache_FindsEntriesOnlyByTheWholeKey(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	c := newBundleCache(10)
+	k := c.key(credBearer, "tok", "route-a")
+	other := cacheKey{lo: k.lo, hi: k.hi ^ 1}
+	c.put(k, &bundle{assertion: "a", expires: now.Add(time.Hour)}, now)
+	if c.get(other, now) != nil {
+		t.Fatal("a key sharing only the map's half found the entry")
+	}
+	if c.get(k, now) == nil {
+		t.Fatal("the entry was lost by the other key's lookup")
+	}
+	c.put(other, &bundle{assertion: "bb", expires: now.Add(time.Hour)}, now)
+	if c.get(k, now) != nil || c.get(other, now) == nil || len(c.entries) != 1 || c.bytes != c.entries[k.lo].size {
+		t.Fatalf("after the other key's put: %d entries, %d bytes", len(c.entries), c.bytes)
 	}
 }
 
@@ -98,7 +120,24 @@ func TestBundleCache_SweepsExpiredEntriesPeriodically(t *testing.T) {
 	}
 	later := now.Add(sweepInterval)
 	c.put(keyN(500), &bundle{assertion: "y", expires: later.Add(time.Minute)}, later)
-	if len(c.entries) != 1 || c.bytes != c.entries[keyN(500)].size {
+	if len(c.entries) != 1 || c.bytes != c.entries[keyN(500).lo].size {
 		t.Fatalf("%d entries (%d bytes) after the sweep, want only the live one", len(c.entries), c.bytes)
+	}
+}
+
+// BenchmarkBundleCache_Hit is the cache's part of a cached request: the key of a bearer
+// token on a route, and the lookup that finds its live bundle among 100 entries.
+func BenchmarkBundleCache_Hit(b *testing.B) {
+	now := time.Unix(1_800_000_000, 0)
+	c := newBundleCache(1000)
+	const route = "https://mcp.example.com/mcp"
+	for i := range 100 {
+		c.put(c.key(credBearer, "bearer-token-"+strconv.Itoa(i), route), &bundle{expires: now.Add(time.Hour)}, now)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if c.get(c.key(credBearer, "bearer-token-42", route), now) == nil {
+			b.Fatal("miss")
+		}
 	}
 }

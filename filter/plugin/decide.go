@@ -121,8 +121,15 @@ func (s *stream) rewriteHeaders(b *bundle) bool {
 func (s *stream) check(in *policy.Input, method, tool, args string, logRecord bool) policy.Decision {
 	in.MCPMethod, in.MCPTool = method, tool
 	d := s.route.policy.Evaluate(in)
-	shadow := s.evaluateShadow(in, d)
-	d = s.applyPins(d, method, tool)
+	// The two calls below do nothing without a shadow policy or a lock (most routes): a
+	// call costs more than the test in the wasm filter.
+	var shadow *policy.Decision
+	if s.route.shadow != nil {
+		shadow = s.evaluateShadow(in, d)
+	}
+	if s.route.ToolPins != nil {
+		d = s.applyPins(d, method, tool)
+	}
 	if logRecord {
 		s.logRecord(in, d, shadow, tool, args)
 	}

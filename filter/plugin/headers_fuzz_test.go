@@ -3,6 +3,8 @@ package plugin
 import (
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcpmesh/gateway/shared/pluginconf"
 )
@@ -76,4 +78,50 @@ func FuzzRouteMatch(f *testing.F) {
 
 func routeConf(scheme, host, prefix string) pluginconf.Route {
 	return pluginconf.Route{ID: scheme + "://" + host + prefix, Scheme: scheme, Host: host, PathPrefix: prefix, Kind: pluginconf.KindServer}
+}
+
+// refParseBearer is parseBearer as it was written with strings.Cut, strings.EqualFold and
+// strings.TrimLeft: the oracle of the ASCII reading.
+func refParseBearer(v string) (string, bool) {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(v), " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
+		return "", false
+	}
+	tok = strings.TrimLeft(tok, " ")
+	if len(tok) > 4096 || !isToken68(tok) {
+		return "", false
+	}
+	return tok, true
+}
+
+func checkParseBearer(t *testing.T, v string) {
+	t.Helper()
+	g, gok := parseBearer(v)
+	w, wok := refParseBearer(v)
+	if g != w || gok != wok {
+		t.Fatalf("parseBearer(%q) = %q, %v; the reference gives %q, %v", v, g, gok, w, wok)
+	}
+}
+
+func TestParseBearer_MatchesReference(t *testing.T) {
+	t.Parallel()
+	// The ASCII comparison of the scheme holds because no other rune folds to a letter of it.
+	for _, r := range "bearerBEARER" {
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f >= utf8.RuneSelf {
+				t.Fatalf("%q folds to %q", r, f)
+			}
+		}
+	}
+	for _, v := range []string{"Bearer abc", "bearer  x", "BEARER x", "Bearer", "Bearer ", "Bearerx y", " Bearer\tx", "\u00a0Bearer x\u00a0",
+		"Bearer\u00a0x", "Beaŗer x", "Bearer x y", "bearer\t x", "x Bearer y", "Bearer " + strings.Repeat("a", 4096)} {
+		checkParseBearer(t, v)
+	}
+}
+
+func FuzzParseBearer_MatchesReference(f *testing.F) {
+	for _, s := range []string{"Bearer abc", "bEaReR   x=", " Bearer\u2000x", "Basic a", "Bearer\x00 x"} {
+		f.Add(s)
+	}
+	f.Fuzz(checkParseBearer)
 }

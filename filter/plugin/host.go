@@ -95,7 +95,8 @@ type StreamHost interface {
 	// Property reads a proxy property such as "request.id" or "source.address".
 	Property(path ...string) ([]byte, bool)
 	// SetProperty publishes value under path for the stream (Envoy: the filter state
-	// "wasm.<path>", printable in access logs) and reports whether the proxy took it.
+	// "wasm.<path>", printable in access logs) and reports whether the proxy took it. The
+	// host copies value and never writes it (the filter may pass a string's bytes).
 	SetProperty(path string, value []byte) bool
 	// SendLocalResponse answers the stream locally; the upstream is never contacted.
 	SendLocalResponse(status int, headers []Header, body []byte)

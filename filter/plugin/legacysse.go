@@ -84,7 +84,7 @@ func (s *stream) watchesEventStream(status string) bool {
 	if s.bundle == nil || status != "200" {
 		return false
 	}
-	if m, _ := s.header(":method"); m != "GET" {
+	if m, _ := s.indexed(hMethod); m != "GET" {
 		return false
 	}
 	sse := false

@@ -1,6 +1,10 @@
 package plugin
 
-import "github.com/mcpmesh/gateway/shared/policy"
+import (
+	"unsafe"
+
+	"github.com/mcpmesh/gateway/shared/policy"
+)
 
 // Properties the filter publishes with proxy_set_property for every request it decides or
 // refuses on a route host, whatever the log level. Envoy keeps each as the filter state
@@ -15,28 +19,30 @@ const (
 	PropRequestID = "mcp_gateway.request_id" // the proxy's request ID
 )
 
-// publish sets the decision properties of the stream. It reuses the filter's buffer: the
-// proxy copies each value.
+// publish sets the decision properties of the stream. The host only reads a value
+// (StreamHost), so each is handed over in place, without a copy (propValue).
 func (s *stream) publish(in *policy.Input, d policy.Decision, method, tool string) {
-	s.setProperty(PropMCPMethod, method)
-	s.setProperty(PropMCPTool, tool)
+	h, f := s.h, s.f
+	h.SetProperty(PropMCPMethod, propValue(method, f.propBuf))
+	h.SetProperty(PropMCPTool, propValue(tool, f.propBuf))
 	allow, reasons := "false", d.AllowWhyFalse
 	if d.Allow {
 		allow, reasons = "true", d.AllowWhyTrue
 	}
-	s.setProperty(PropAllow, allow)
-	f := s.f
+	h.SetProperty(PropAllow, propValue(allow, f.propBuf))
 	f.propBuf = reasons.AppendJoined(f.propBuf[:0], ',')
-	s.h.SetProperty(PropReasons, f.propBuf)
-	s.setProperty(PropUser, in.User)
-	s.setProperty(PropRequestID, s.requestID())
+	h.SetProperty(PropReasons, f.propBuf)
+	h.SetProperty(PropUser, propValue(in.User, f.propBuf))
+	h.SetProperty(PropRequestID, propValue(s.requestID(), f.propBuf))
 }
 
-// setProperty publishes value under path through the filter's buffer.
-func (s *stream) setProperty(path, value string) {
-	f := s.f
-	f.propBuf = append(f.propBuf[:0], value...)
-	s.h.SetProperty(path, f.propBuf)
+// propValue is the bytes of value, or buf[:0] for "": the filter's buffer emptied (New
+// allocates it), so that the host is never handed a nil pointer.
+func propValue(value string, buf []byte) []byte {
+	if value == "" {
+		return buf[:0]
+	}
+	return unsafe.Slice(unsafe.StringData(value), len(value))
 }
 
 // refuse answers nothing itself: it counts a request refused before the policy decided (the
@@ -63,6 +69,6 @@ func (s *stream) refuse(k metric, reason policy.Reason) {
 
 // httpMethod is the request's :method.
 func (s *stream) httpMethod() string {
-	m, _ := s.header(":method")
+	m, _ := s.indexed(hMethod)
 	return m
 }

@@ -30,7 +30,7 @@ type Filter struct {
 
 // New returns a Filter that reports through host. It serves nothing until Configure succeeds.
 func New(host RootHost) *Filter {
-	return &Filter{host: host, metrics: metrics{host: host}}
+	return &Filter{host: host, metrics: metrics{host: host}, propBuf: make([]byte, 0, 64)}
 }
 
 // Configure parses the plugin configuration (the JSON subset of the gateway config). An error

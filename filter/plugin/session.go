@@ -109,12 +109,14 @@ func (s *stream) admitToServer(b *bundle) bool {
 	// CGI, WSGI and Rack read mcp_session_id as Mcp-Session-Id: such a spelling is a session
 	// header too, and is replaced by the canonical one when forwarded.
 	n, v := 0, ""
-	for i := range s.hdrs {
-		if name := s.hdrs[i].Name; isName(name, sessionHeader) || isUnderscoreSpelling(name, sessionHeader) {
-			n++
-			v = s.hdrs[i].Value
-			if name != sessionHeader {
-				s.sessionAliases = append(s.sessionAliases, name)
+	if s.idx.sessionLen { // else no header could be one
+		for i := range s.hdrs {
+			if name := s.hdrs[i].Name; isName(name, sessionHeader) || isUnderscoreSpelling(name, sessionHeader) {
+				n++
+				v = s.hdrs[i].Value
+				if name != sessionHeader {
+					s.sessionAliases = append(s.sessionAliases, name)
+				}
 			}
 		}
 	}
@@ -132,7 +134,7 @@ func (s *stream) admitToServer(b *bundle) bool {
 		s.upstreamSession = id
 	}
 	// The legacy HTTP+SSE transport's session, in the query (legacysse.go).
-	path, _ := s.header(":path")
+	path, _ := s.indexed(hPath)
 	start, end, n := sessionParam(path)
 	if n > 1 {
 		s.refuse(metricRejected, policy.ReasonRequestAmbiguous)

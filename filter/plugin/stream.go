@@ -1,7 +1,7 @@
 package plugin
 
 import (
-	"strconv"
+	"math"
 	"strings"
 
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
@@ -64,6 +64,7 @@ type stream struct {
 	sseFirstEvent bool
 	bodySize      int      // the request body buffered so far
 	hdrs          []Header // the request headers as they arrived
+	idx           hdrIndex // where hdrs holds the headers the filter reads (reqheaders.go)
 	respHdrs      []Header // the response headers, during OnResponseHeaders
 	// mcpVersion is the MCP protocol revision of the request (its MCP-Protocol-Version, or
 	// its _meta's), once the request metadata headers are checked (mcpheaders.go).
@@ -82,8 +83,9 @@ func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
 		return Pause
 	}
 	s.hdrs = s.h.RequestHeaders()
-	authority, _ := s.header(":authority")
-	path, _ := s.header(":path")
+	s.indexHeaders()
+	authority, _ := s.indexed(hAuthority)
+	path, _ := s.indexed(hPath)
 	s.requestID()
 	r, res := s.f.routes.match(authority, path)
 	switch res {
@@ -104,6 +106,18 @@ func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
 	// upstreams that map "_" to "-" (CGI, WSGI).
 	// Only headers the request carries are removed: a host call costs more in the wasm
 	// filter than the scan of the headers it already holds.
+	if s.idx.assertionLen {
+		s.removeAssertionSpellings()
+	}
+
+	if r.Kind == pluginconf.KindServer {
+		return s.serverHeaders(endOfStream)
+	}
+	return s.browserHeaders()
+}
+
+// removeAssertionSpellings removes every header that could pass for the gateway's assertion.
+func (s *stream) removeAssertionSpellings() {
 	for _, h := range s.hdrs {
 		if len(h.Name) != len(checkapi.AssertionHeader) {
 			continue // both tests below need the length; a call per header costs more
@@ -114,19 +128,14 @@ func (s *stream) OnRequestHeaders(_ int, endOfStream bool) Action {
 			s.h.RemoveRequestHeader(h.Name)
 		}
 	}
-
-	if r.Kind == pluginconf.KindServer {
-		return s.serverHeaders(endOfStream)
-	}
-	return s.browserHeaders()
 }
 
 // serverHeaders handles the request headers on an mcp.server route.
 func (s *stream) serverHeaders(endOfStream bool) Action {
-	method, _ := s.header(":method")
-	s.origin, _ = s.header("origin")
+	method, _ := s.indexed(hMethod)
+	s.origin, _ = s.indexed(hOrigin)
 	if method == "OPTIONS" {
-		if _, ok := s.header("access-control-request-method"); ok && s.origin != "" {
+		if _, ok := s.indexed(hACRequestMethod); ok && s.origin != "" {
 			s.done = true
 			s.h.SendLocalResponse(204, corsPreflightHeaders(s.origin), nil)
 			return Pause
@@ -152,12 +161,12 @@ func (s *stream) serverHeaders(endOfStream bool) Action {
 // checkPOSTHeaders refuses, before anything is buffered, MCP POSTs whose body the gateway
 // could not read the way the upstream will.
 func (s *stream) checkPOSTHeaders(endOfStream bool) bool {
-	if ce, ok := s.header("content-encoding"); ok && !strings.EqualFold(strings.TrimSpace(ce), "identity") {
+	if ce, ok := s.indexed(hContentEncoding); ok && !strings.EqualFold(trimSpace(ce), "identity") {
 		s.refuse(metricRejected, policy.ReasonMCPContentTypeUnsupported)
 		s.replyError(415, "unsupported_media_type", "encoded request bodies are not accepted")
 		return false
 	}
-	switch contentTypeOf(s.hdrs) {
+	switch s.contentType() {
 	case ctNotJSON:
 		s.refuse(metricRejected, policy.ReasonMCPContentTypeUnsupported)
 		s.replyError(415, "unsupported_media_type", "MCP requests must be application/json")
@@ -166,9 +175,9 @@ func (s *stream) checkPOSTHeaders(endOfStream bool) bool {
 		// Refused once the user is known, so that the record names who tried it.
 		s.unsupportedCT = true
 	}
-	if cl, ok := s.header("content-length"); ok {
-		n, err := strconv.ParseInt(strings.TrimSpace(cl), 10, 64)
-		if err != nil || n < 0 {
+	if cl, ok := s.indexed(hContentLength); ok {
+		n, ok := parseContentLength(trimSpace(cl))
+		if !ok {
 			s.refuse(metricRejected, policy.ReasonBodyUnparsable)
 			s.replyError(400, "invalid_request", "invalid Content-Length")
 			return false
@@ -185,6 +194,31 @@ func (s *stream) checkPOSTHeaders(endOfStream bool) bool {
 		return false
 	}
 	return true
+}
+
+// parseContentLength reads a Content-Length value: ok is false where strconv.ParseInt(s,
+// 10, 64) fails or gives a negative number (the call and its error value cost more in the
+// wasm filter than the loop).
+func parseContentLength(s string) (n int64, ok bool) {
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg, s = s[0] == '-', s[1:]
+	}
+	if s == "" {
+		return 0, false
+	}
+	var u uint64
+	for i := 0; i < len(s); i++ {
+		d := uint64(s[i] - '0')
+		if d > 9 || u > (math.MaxInt64-d)/10 {
+			return 0, false
+		}
+		u = u*10 + d
+	}
+	if neg && u != 0 {
+		return 0, false
+	}
+	return int64(u), true
 }
 
 // browserHeaders handles the request headers on an mcp.client or plain route, where the
@@ -326,7 +360,7 @@ func (s *stream) sanitizeUpstreamResponse(endOfStream bool) {
 				authn = h.Value
 			}
 		case "set-cookie":
-			name, _, _ := strings.Cut(strings.TrimSpace(h.Value), "=")
+			name, _, _ := strings.Cut(trimSpace(h.Value), "=")
 			if isGatewayCookie(name) {
 				gatewayCookie = true
 			} else {

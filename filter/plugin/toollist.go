@@ -82,7 +82,7 @@ func (s *stream) asksForEventStream() bool {
 	if s.route.Kind != pluginconf.KindServer || s.bundle == nil {
 		return false
 	}
-	if m, _ := s.header(":method"); m != "GET" {
+	if m, _ := s.indexed(hMethod); m != "GET" {
 		return false
 	}
 	for _, h := range s.respHdrs {
@@ -102,11 +102,8 @@ func (s *stream) asksForEventStream() bool {
 // read the tool lists in them (a compressed list is refused).
 func (s *stream) stripAcceptEncoding() {
 	if s.route.Kind == pluginconf.KindServer && !s.route.NoToolListFilter {
-		for _, h := range s.hdrs { // a host call only when there is something to remove
-			if len(h.Name) == len("accept-encoding") && ascii.EqualFold(h.Name, "accept-encoding") {
-				s.h.RemoveRequestHeader("accept-encoding")
-				break
-			}
+		if s.idx.acceptEncoding { // a host call only when there is something to remove
+			s.h.RemoveRequestHeader("accept-encoding")
 		}
 	}
 }

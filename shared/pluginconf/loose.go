@@ -11,6 +11,9 @@ import (
 // form and dropped when it is the default of the scheme that host's routes use. wellFormed
 // is false when the port is not a port number at all.
 func (t *Table) normalizeAuthority(a string) (key string, wellFormed bool) {
+	if isPlainHostName(a) {
+		return a, true // what the steps below would return: nothing to change
+	}
 	a = strings.ToLower(a)
 	if i := strings.LastIndexByte(a, '@'); i >= 0 {
 		// user@host: nothing to do with the host; some routers still match the host part.
@@ -30,6 +33,22 @@ func (t *Table) normalizeAuthority(a string) (key string, wellFormed bool) {
 		return host, wellFormed
 	}
 	return full, wellFormed
+}
+
+// isPlainHostName reports whether a is a host name that normalizeAuthority keeps as it is:
+// lower-case ASCII letters, digits, '-' and '.', not ending in '.' (no port, no user
+// information). Most requests' authorities are; they skip the lower-casing, the splits and
+// the trims, each a call in the wasm filter.
+func isPlainHostName(a string) bool {
+	if a == "" || a[len(a)-1] == '.' {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if c := a[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // canonicalRouteHost is a route's host as a table key: lower case, without trailing dots,
@@ -152,6 +171,15 @@ func prefixMatchesFold(prefix, path string) bool {
 		if path == "" {
 			return false
 		}
+		if a, b := prefix[0], path[0]; a < utf8.RuneSelf && b < utf8.RuneSelf {
+			// Two ASCII bytes fold together exactly when they are equal in ASCII lower
+			// case: no other ASCII byte is in the folding orbit of an ASCII letter.
+			if lowerASCII(a) != lowerASCII(b) {
+				return false
+			}
+			prefix, path = prefix[1:], path[1:]
+			continue
+		}
 		a, n := utf8.DecodeRuneInString(prefix)
 		b, m := utf8.DecodeRuneInString(path)
 		if !foldEqual(a, b) {
@@ -160,6 +188,13 @@ func prefixMatchesFold(prefix, path string) bool {
 		prefix, path = prefix[n:], path[m:]
 	}
 	return path == "" || path[0] == '/'
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 func foldEqual(a, b rune) bool {

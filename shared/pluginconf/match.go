@@ -106,8 +106,11 @@ func (t *Table) Match(authority, rawPath string) (int, Match) {
 		idx = t.byHost[sole]
 	}
 	path := rawPath
-	if i := strings.IndexAny(path, "?#"); i >= 0 {
-		path = path[:i]
+	for i := 0; i < len(path); i++ { // strings.IndexAny(path, "?#") without its set
+		if path[i] == '?' || path[i] == '#' {
+			path = path[:i]
+			break
+		}
 	}
 	if !SafePath(path) {
 		return -1, BadPath

@@ -33,7 +33,16 @@ func (n *node) eval(in *Input, pos bool) (bool, Reasons) {
 	var ofTrue, ofFalse Reasons
 	anyTrue, allTrue := false, true
 	for i := range n.children {
-		v, cr := n.children[i].eval(in, childPos)
+		c := &n.children[i]
+		var v bool
+		var cr Reasons
+		if c.op == opCriterion { // a criterion without the call of eval for it
+			var r Reason
+			v, r = c.crit.eval(in, childPos)
+			cr = Reasons(1) << r
+		} else {
+			v, cr = c.eval(in, childPos)
+		}
 		if v {
 			anyTrue = true
 			ofTrue |= cr
