@@ -83,12 +83,33 @@ type vm struct {
 	// http_call ids are issued per root context, so the key holds both.
 	calls map[callKey]pendingCall
 
+	// headerBuf is where the header maps the guest hands to the host (local responses, http
+	// calls) are serialized: one buffer for all of them instead of an allocation each. The
+	// host reads (copies) a map during the call that receives it and never after, so the
+	// buffer is free again when the call returns. Each serialization overwrites it from the
+	// start and the host is given that serialization's length only: nothing of an earlier
+	// stream's map (a check call carries the user's bearer token) reaches the host again.
+	headerBuf []byte
+
 	// yield, when set, hands the thread to the Go scheduler; it is called once every
 	// yieldEvery deleted streams (see yieldEvery). It is set at proxy_on_vm_start only when
 	// the host's poll_oneoff works; yieldProbed records that the host has been asked.
 	yield       func()
 	yieldProbed bool
 	deleted     uint64 // stream contexts deleted so far
+}
+
+// maxHeaderBuf is the largest serialization buffer vm.headerBuf keeps between calls; a
+// larger map gets a buffer of its own, so that one huge map does not stay allocated.
+const maxHeaderBuf = 4 << 10
+
+// headerMap serializes hs into v.headerBuf for one host call (see headerBuf).
+func (v *vm) headerMap(hs []plugin.Header) []byte {
+	b := AppendHeaderMap(v.headerBuf[:0], hs)
+	if cap(b) <= maxHeaderBuf {
+		v.headerBuf = b
+	}
+	return b
 }
 
 // yieldEvery is how many stream contexts the VM deletes between two yields to the Go
@@ -280,7 +301,7 @@ func (v *vm) requestCallback(id uint32, where string, call func(plugin.Stream) p
 	}()
 	if s == nil {
 		v.logf(plugin.LogCritical, where+": unknown stream context "+itoa(id))
-		v.h.sendLocalResponse(500, "", failClosedBody, AppendHeaderMap(nil, failClosedHeaders), grpcStatusNone)
+		v.h.sendLocalResponse(500, "", failClosedBody, v.headerMap(failClosedHeaders), grpcStatusNone)
 		return plugin.Pause
 	}
 	if s.ended {
@@ -398,7 +419,7 @@ func (v *vm) sendLocalResponse(s *streamContext, status int, headers []plugin.He
 		status = 500
 	}
 	s.localReplied = true
-	st := v.h.sendLocalResponse(uint32(status), "", body, AppendHeaderMap(nil, headers), grpcStatusNone)
+	st := v.h.sendLocalResponse(uint32(status), "", body, v.headerMap(headers), grpcStatusNone)
 	if st == StatusOK {
 		return
 	}
