@@ -1,6 +1,7 @@
 package abi
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,10 @@ type fakeHost struct {
 	buffers map[BufferType][]byte
 	props   map[string][]byte
 
-	local     []localResponse
+	local []localResponse
+	// handed holds a copy of every header map the guest handed over (local responses and
+	// http calls), byte for byte.
+	handed    [][]byte
 	closed    []StreamType
 	continued []StreamType
 
@@ -210,6 +214,7 @@ func (f *fakeHost) sendLocalResponse(status uint32, details string, body, header
 	if st, ok := f.failed("sendLocalResponse"); ok {
 		return st
 	}
+	f.handed = append(f.handed, bytes.Clone(headers))
 	hs, err := ParseHeaderMap(headers)
 	if err != nil {
 		return StatusBadArgument
@@ -222,6 +227,7 @@ func (f *fakeHost) httpCall(cluster string, headers, body, trailers []byte, time
 	if st, ok := f.failed("httpCall"); ok {
 		return 0, st
 	}
+	f.handed = append(f.handed, bytes.Clone(headers))
 	hs, err := ParseHeaderMap(headers)
 	if err != nil {
 		return 0, StatusBadArgument

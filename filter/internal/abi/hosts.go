@@ -261,7 +261,7 @@ func (s *StreamHost) DispatchHTTPCall(cluster string, headers []plugin.Header, b
 	if s.s.ended || s.s.failed {
 		return &opError{op: "dispatch http call to " + cluster, err: ErrStreamEnded}
 	}
-	id, st := s.h.httpCall(cluster, AppendHeaderMap(nil, headers), body, nil, timeoutMillis)
+	id, st := s.h.httpCall(cluster, s.vm.headerMap(headers), body, nil, timeoutMillis)
 	if err := wrap("dispatch http call to "+cluster, st); err != nil {
 		return err
 	}

@@ -1,8 +1,10 @@
 package abi
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mcpmesh/gateway/filter/plugin"
@@ -198,5 +200,56 @@ func TestHTTPCall_DispatchErrors(t *testing.T) {
 	afterDoneErr = root.streams[0].h.DispatchHTTPCall("c", nil, nil, 100, func(plugin.CallResponse) {})
 	if !errors.Is(afterDoneErr, ErrStreamEnded) {
 		t.Fatalf("dispatch after end = %v, want ErrStreamEnded", afterDoneErr)
+	}
+}
+
+// The header maps handed to the host share one buffer (vm.headerBuf). Each must reach the host
+// exactly as serialized on its own, carrying nothing of a map handed over before it by
+// another stream (another user): the host gets the bytes of the current map only.
+func TestVM_HeaderMapsHandedOverCarryNothingOfEarlierStreams(t *testing.T) {
+	t.Parallel()
+	root := &testRoot{}
+	v, h := newTestVM(t, root)
+	host := func(id uint32) *StreamHost {
+		v.contextCreate(id, 1)
+		return root.streams[len(root.streams)-1].h.(*StreamHost)
+	}
+	alice := []plugin.Header{{Name: ":method", Value: "POST"}, {Name: ":path", Value: "/check"}, {Name: ":authority", Value: "tokensvc"},
+		{Name: "authorization", Value: "Bearer alice-" + strings.Repeat("secret", 40)}}
+	bob := []plugin.Header{{Name: ":method", Value: "POST"}, {Name: ":path", Value: "/c"}, {Name: ":authority", Value: "t"}}
+	huge := []plugin.Header{{Name: "x-huge", Value: strings.Repeat("h", 2*maxHeaderBuf)}}
+	short := []plugin.Header{{Name: "content-type", Value: "text/plain"}}
+	var want [][]plugin.Header
+	if err := host(2).DispatchHTTPCall("tokensvc", alice, nil, 100, nil); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, alice)
+	if err := host(3).DispatchHTTPCall("tokensvc", bob, nil, 100, nil); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, bob)
+	host(4).SendLocalResponse(403, short, nil)
+	want = append(want, short)
+	host(5).SendLocalResponse(403, nil, nil)
+	want = append(want, nil)
+	host(6).SendLocalResponse(431, huge, nil)
+	want = append(want, huge)
+	host(7).SendLocalResponse(403, short, nil)
+	want = append(want, short)
+	v.requestHeaders(99, 1, true) // an unknown stream: the fail-closed answer
+	want = append(want, failClosedHeaders)
+	if len(h.handed) != len(want) {
+		t.Fatalf("%d header maps handed over, want %d", len(h.handed), len(want))
+	}
+	for i, hs := range want {
+		if exact := AppendHeaderMap(nil, hs); !bytes.Equal(h.handed[i], exact) {
+			t.Errorf("map %d: host got %q, want %q", i, h.handed[i], exact)
+		}
+		if i > 0 && bytes.Contains(h.handed[i], []byte("alice")) {
+			t.Errorf("map %d carries alice's token", i)
+		}
+	}
+	if cap(v.headerBuf) > maxHeaderBuf {
+		t.Errorf("the VM keeps a %d-byte serialization buffer, above maxHeaderBuf", cap(v.headerBuf))
 	}
 }

@@ -172,3 +172,26 @@ func BenchmarkParseHeaderMap(b *testing.B) {
 		}
 	}
 }
+
+// FuzzParseHeaderMap_MatchesReference compares the parser with the one it replaced
+// (refParseHeaderMap): the same headers or the same error for any bytes, owned or copied,
+// into a destination array with and without room.
+func FuzzParseHeaderMap_MatchesReference(f *testing.F) {
+	f.Add(AppendHeaderMap(nil, benchHeaders()), uint8(16))
+	f.Add(AppendHeaderMap(nil, []plugin.Header{{Name: "", Value: ""}, {Name: "k", Value: ""}}), uint8(0))
+	f.Add([]byte{1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 'k', 0, 'v', 0}, uint8(1))
+	f.Add([]byte{1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 'k', 0, 'v'}, uint8(1))
+	f.Add([]byte{1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0}, uint8(1))
+	f.Fuzz(func(t *testing.T, b []byte, room uint8) {
+		for _, owned := range []bool{false, true} {
+			got, err := parseHeaderMap(make([]plugin.Header, 0, room), bytes.Clone(b), owned)
+			want, wantErr := refParseHeaderMap(make([]plugin.Header, 0, room), bytes.Clone(b), owned)
+			if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
+				t.Fatalf("owned %v: error %v, reference %v", owned, err, wantErr)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("owned %v: %q, reference %q", owned, got, want)
+			}
+		}
+	})
+}

@@ -2,6 +2,7 @@ package abi
 
 import (
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"time"
 
@@ -71,13 +72,24 @@ type vm struct {
 	now     func() time.Time
 	newRoot NewRootFunc
 
-	roots   map[uint32]*rootContext
-	streams map[uint32]*streamContext
+	// roots holds the root contexts: one per plugin configuration of the VM, so a slice
+	// searched in order is the cheapest table for them.
+	roots   []*rootContext
+	streams streamTable
 	// last is the stream context found last. Envoy makes several callbacks in a row for one
-	// stream, and in the wasm build a map lookup costs about as much as a short callback.
+	// stream, and in the wasm build even a table lookup costs a noticeable part of a short
+	// callback.
 	last *streamContext
 	// http_call ids are issued per root context, so the key holds both.
 	calls map[callKey]pendingCall
+
+	// headerBuf is where the header maps the guest hands to the host (local responses, http
+	// calls) are serialized: one buffer for all of them instead of an allocation each. The
+	// host reads (copies) a map during the call that receives it and never after, so the
+	// buffer is free again when the call returns. Each serialization overwrites it from the
+	// start and the host is given that serialization's length only: nothing of an earlier
+	// stream's map (a check call carries the user's bearer token) reaches the host again.
+	headerBuf []byte
 
 	// yield, when set, hands the thread to the Go scheduler; it is called once every
 	// yieldEvery deleted streams (see yieldEvery). It is set at proxy_on_vm_start only when
@@ -85,6 +97,19 @@ type vm struct {
 	yield       func()
 	yieldProbed bool
 	deleted     uint64 // stream contexts deleted so far
+}
+
+// maxHeaderBuf is the largest serialization buffer vm.headerBuf keeps between calls; a
+// larger map gets a buffer of its own, so that one huge map does not stay allocated.
+const maxHeaderBuf = 4 << 10
+
+// headerMap serializes hs into v.headerBuf for one host call (see headerBuf).
+func (v *vm) headerMap(hs []plugin.Header) []byte {
+	b := AppendHeaderMap(v.headerBuf[:0], hs)
+	if cap(b) <= maxHeaderBuf {
+		v.headerBuf = b
+	}
+	return b
 }
 
 // yieldEvery is how many stream contexts the VM deletes between two yields to the Go
@@ -102,8 +127,6 @@ func newVM(h proxyHost, now func() time.Time, newRoot NewRootFunc) *vm {
 		h:       h,
 		now:     now,
 		newRoot: newRoot,
-		roots:   make(map[uint32]*rootContext),
-		streams: make(map[uint32]*streamContext),
 		calls:   make(map[callKey]pendingCall),
 	}
 }
@@ -142,7 +165,7 @@ func (v *vm) stream(id uint32) *streamContext {
 	if v.last != nil && v.last.id == id {
 		return v.last
 	}
-	s := v.streams[id]
+	s := v.streams.get(id)
 	if s != nil {
 		v.last = s
 	}
@@ -151,10 +174,31 @@ func (v *vm) stream(id uint32) *streamContext {
 
 // forget removes the stream context id.
 func (v *vm) forget(id uint32) {
-	delete(v.streams, id)
+	v.streams.remove(id)
 	if v.last != nil && v.last.id == id {
 		v.last = nil
 	}
+}
+
+// root returns the root context id, or nil.
+func (v *vm) root(id uint32) *rootContext {
+	for _, rc := range v.roots {
+		if rc.id == id {
+			return rc
+		}
+	}
+	return nil
+}
+
+// removeRoot removes the root context id and reports whether it was there.
+func (v *vm) removeRoot(id uint32) bool {
+	for i, rc := range v.roots {
+		if rc.id == id {
+			v.roots = slices.Delete(v.roots, i, i+1)
+			return true
+		}
+	}
+	return false
 }
 
 // contextCreate handles proxy_on_context_create. A parent of 0 makes a root context.
@@ -169,7 +213,8 @@ func (v *vm) contextCreate(id, parent uint32) {
 	}()
 	if parent == 0 {
 		rc := &rootContext{id: id, host: &RootHost{h: v.h, now: v.now}}
-		v.roots[id] = rc
+		v.removeRoot(id) // a host that reuses a live id replaces the context, as a map would
+		v.roots = append(v.roots, rc)
 		if v.newRoot == nil {
 			v.logf(plugin.LogCritical, "no plugin registered for root context "+itoa(id))
 			return
@@ -179,9 +224,10 @@ func (v *vm) contextCreate(id, parent uint32) {
 	}
 	s := &streamContext{id: id, rootID: parent}
 	s.host = StreamHost{RootHost: RootHost{h: v.h, now: v.now}, vm: v, s: s}
-	v.streams[id] = s
+	v.streams.remove(id) // a host that reuses a live id replaces the context, as a map would
+	v.streams.put(s)
 	v.last = s
-	rc := v.roots[parent]
+	rc := v.root(parent)
 	switch {
 	case rc == nil:
 		v.logf(plugin.LogCritical, "stream context "+itoa(id)+" has unknown root context "+itoa(parent))
@@ -205,7 +251,7 @@ func (v *vm) vmStart(rootID uint32) bool { return true }
 // the root's Configure. Any failure is logged and returns false, which makes the host reject
 // the plugin; streams of an unconfigured root are refused.
 func (v *vm) configure(rootID uint32, size int32) (ok bool) {
-	rc := v.roots[rootID]
+	rc := v.root(rootID)
 	defer func() {
 		if r := recover(); r != nil {
 			v.panicked("proxy_on_configure", rootID, r)
@@ -255,7 +301,7 @@ func (v *vm) requestCallback(id uint32, where string, call func(plugin.Stream) p
 	}()
 	if s == nil {
 		v.logf(plugin.LogCritical, where+": unknown stream context "+itoa(id))
-		v.h.sendLocalResponse(500, "", failClosedBody, AppendHeaderMap(nil, failClosedHeaders), grpcStatusNone)
+		v.h.sendLocalResponse(500, "", failClosedBody, v.headerMap(failClosedHeaders), grpcStatusNone)
 		return plugin.Pause
 	}
 	if s.ended {
@@ -373,7 +419,7 @@ func (v *vm) sendLocalResponse(s *streamContext, status int, headers []plugin.He
 		status = 500
 	}
 	s.localReplied = true
-	st := v.h.sendLocalResponse(uint32(status), "", body, AppendHeaderMap(nil, headers), grpcStatusNone)
+	st := v.h.sendLocalResponse(uint32(status), "", body, v.headerMap(headers), grpcStatusNone)
 	if st == StatusOK {
 		return
 	}
@@ -494,13 +540,12 @@ func (v *vm) log(id uint32) { v.endStream(id, "proxy_on_log", false) }
 
 // delete handles proxy_on_delete and forgets the context.
 func (v *vm) delete(id uint32) {
-	if _, ok := v.streams[id]; ok {
+	if v.stream(id) != nil {
 		v.deleted++
 		defer v.maybeYield()
 	}
 	v.endStream(id, "proxy_on_delete", true)
-	if _, ok := v.roots[id]; ok {
-		delete(v.roots, id)
+	if v.removeRoot(id) {
 		for k := range v.calls {
 			if k.root == id {
 				delete(v.calls, k)

@@ -370,7 +370,7 @@ func TestVM_RootDeleteForgetsRoot(t *testing.T) {
 		t.Fatal("done(root) = false")
 	}
 	v.delete(1)
-	if _, ok := v.roots[1]; ok {
+	if v.root(1) != nil {
 		t.Fatal("root context still known after delete")
 	}
 }
@@ -412,7 +412,7 @@ func TestVM_YieldsToTheSchedulerOnceEveryYieldEveryStreams(t *testing.T) {
 			if tt.canYield {
 				v.yield = func() {
 					yields++
-					live = len(v.streams)
+					live = v.streams.len()
 				}
 			}
 			for i := range tt.streams {
