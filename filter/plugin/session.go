@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"encoding/base64"
+	"strings"
 
 	"github.com/mcpmesh/gateway/filter/jsonrpc"
 	"github.com/mcpmesh/gateway/shared/policy"
@@ -73,7 +74,9 @@ func (sb *sessionBinding) wrap(id string) (string, bool) {
 	var t [sessionTagLen]byte
 	sb.tag(&t, id)
 	w := string(t[:]) + "." + id
-	sb.lastWrapped, sb.lastID = w, id
+	// lastID is read from w, not kept as id: id lies in the host's response-header buffer,
+	// which a cached bundle must not hold on to.
+	sb.lastWrapped, sb.lastID = w, w[sessionTagLen+1:]
 	return w, true
 }
 
@@ -92,8 +95,11 @@ func (sb *sessionBinding) unwrap(v string) (string, bool) {
 	if !sha2.Equal(t[:], []byte(v[:sessionTagLen])) {
 		return "", false
 	}
-	sb.lastWrapped, sb.lastID = v, id
-	return id, true
+	// The pair is kept as a copy: v lies in the request's header buffer, which a cached
+	// bundle would otherwise hold on to — its whole size, outside the cache's byte bound.
+	v = strings.Clone(v)
+	sb.lastWrapped, sb.lastID = v, v[sessionTagLen+1:]
+	return sb.lastID, true
 }
 
 // admitToServer refuses, once the user is known, what an MCP server route must not forward:
