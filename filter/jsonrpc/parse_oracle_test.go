@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -212,5 +213,22 @@ func compareParse(t *testing.T, body []byte, got Batch, err error, want Batch, w
 	}
 	if got.Array != want.Array || !slices.Equal(got.Messages, want.Messages) {
 		t.Fatalf("Parse(%q) = %+v, two-pass reader's %+v", body, got, want)
+	}
+}
+
+// fieldIndex finds each of messageFields and toolFields at its index, and nothing else.
+func TestFieldIndex(t *testing.T) {
+	t.Parallel()
+	for _, names := range [][]string{messageFields[:], toolFields[:]} {
+		for i, name := range names {
+			if got := fieldIndex(names, name); got != i {
+				t.Errorf("fieldIndex(%q) = %d, want %d", name, got, i)
+			}
+			for _, other := range []string{name[:len(name)-1], name + "s", "x" + name[1:], name[:len(name)-1] + "x", strings.ToUpper(name)} {
+				if got := fieldIndex(names, other); got != -1 {
+					t.Errorf("fieldIndex(%q) = %d, want -1", other, got)
+				}
+			}
+		}
 	}
 }

@@ -124,24 +124,35 @@ func (r *reqScan) message(i, depth, index int) (m Message, end int) {
 // the object's text (-1 if it is not valid) and the first problem with the members, after
 // which it only validates. nested, when not nil, names a member whose value, if an object, is
 // read likewise (its problem goes to nested.reason).
+//
+// names are messageFields or toolFields, which fieldIndex matches without a call.
 func (r *reqScan) members(i, depth int, names, out []string, prefix string, nested *nestedMembers) (int, string) {
 	reason := ""
 	i, end, ok := r.open(i, depth, '}')
-	for ok && i >= 0 {
+	if !ok {
+		return -1, ""
+	}
+	for i >= 0 {
 		rawKey, at := r.key(i)
 		if at < 0 {
 			return -1, ""
 		}
 		field := -1
 		if reason == "" {
-			if field, reason = matchMember(names, rawKey, prefix); field >= 0 && out[field] != "" {
+			if field = fieldIndex(names, rawKey[1:len(rawKey)-1]); field < 0 {
+				field, reason = matchEscaped(names, rawKey, prefix)
+			}
+			if field >= 0 && out[field] != "" {
 				reason = "duplicate member " + prefix + names[field]
 				field = -1
 			}
 		}
-		if field >= 0 && nested != nil && field == nested.index && r.peek(at) == '{' {
+		switch c := r.peek(at); {
+		case c == '"': // most values, without a call more
+			end = jsontext.StringEnd(r.b, at+1)
+		case c == '{' && nested != nil && field == nested.index:
 			end, nested.reason = r.members(at, depth+1, nested.names, nested.out[:], nested.prefix, nil)
-		} else {
+		default:
 			end = validValueEnd(r.b, at, depth+1)
 		}
 		if end < 0 {
@@ -150,23 +161,75 @@ func (r *reqScan) members(i, depth int, names, out []string, prefix string, nest
 		if field >= 0 {
 			out[field] = r.s[at:end]
 		}
-		i, end, ok = r.next(end, '}')
-	}
-	if !ok {
-		return -1, ""
+		switch end = skipSpaceString(r.s, end); r.peek(end) {
+		case ',':
+			i = skipSpaceString(r.s, end+1)
+		case '}':
+			return end + 1, reason
+		default:
+			return -1, ""
+		}
 	}
 	return end, reason
 }
 
-// matchMember returns the index in names of the member whose raw key (with its quotes) is
-// rawKey, or -1 with the problem of a key named like one of them but for case ("" if none).
-// A key written without escapes, as nearly all are, is compared as it is: text equal to a
-// name has no backslash, so it is its own value.
-func matchMember(names []string, rawKey, prefix string) (int, string) {
-	key := rawKey[1 : len(rawKey)-1]
-	if i := memberIndex(names, key); i >= 0 {
-		return i, ""
+// fieldIndex returns the index of key in names, messageFields or toolFields, or -1. It
+// compares key with constants, which Go compiles to a few byte comparisons each (up to six
+// bytes in wasm), rather than with the elements of names (a call to runtime.memequal, a loop
+// over the bytes, each).
+func fieldIndex(names []string, key string) int {
+	if len(names) == numToolFields {
+		switch len(key) {
+		case 3:
+			if key == "uri" {
+				return fURI
+			}
+		case 4:
+			if key == "name" {
+				return fName
+			}
+		case 5:
+			if key == "_meta" {
+				return fMeta
+			}
+		case 9:
+			if key[:5] == "argum" && key[5:] == "ents" {
+				return fArguments
+			}
+		}
+		return -1
 	}
+	switch len(key) {
+	case 2:
+		if key == "id" {
+			return fID
+		}
+	case 5:
+		if key == "error" {
+			return fError
+		}
+	case 6:
+		switch key {
+		case "method":
+			return fMethod
+		case "params":
+			return fParams
+		case "result":
+			return fResult
+		}
+	case 7:
+		if key[:4] == "json" && key[4:] == "rpc" {
+			return fJSONRPC
+		}
+	}
+	return -1
+}
+
+// matchEscaped returns what fieldIndex misses: the index in names of the member whose raw key
+// (with its quotes) is rawKey written with escapes, or -1 with the problem of a key named like
+// one of them but for case ("" if none).
+func matchEscaped(names []string, rawKey, prefix string) (int, string) {
+	key := rawKey[1 : len(rawKey)-1]
 	// An escape makes the value shorter than its text.
 	if v := jsontext.Unescape(key); len(v) != len(key) {
 		if i := memberIndex(names, v); i >= 0 {
