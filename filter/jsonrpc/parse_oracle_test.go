@@ -232,3 +232,29 @@ func TestFieldIndex(t *testing.T) {
 		}
 	}
 }
+
+// Keys and values read a word at a time by reqScan.members — every name at both levels,
+// names followed by bytes no valid key holds, escaped names, short strings and integers at
+// the end of the text — are read as the two-pass reader reads them.
+func TestParse_WordAtATimeAsTwoPassReader(t *testing.T) {
+	t.Parallel()
+	var bodies []string
+	for _, name := range append(messageFields[:], toolFields[:]...) {
+		for _, key := range []string{name, name + "\x00", name + "\\u0000", name[:len(name)-1], name + "\x1f", name[:1] + `\"` + name[1:], "\\u00" + strconv.FormatInt(int64(name[0]), 16) + name[1:], name + "x"} {
+			k := `"` + key + `"`
+			bodies = append(bodies,
+				`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t",`+k+`:"v"}}`,
+				`{"jsonrpc":"2.0","id":1,"method":"prompts/get",`+k+`:{"name":"p"}}`,
+				`{`+k+`:"2.0","id":7,"method":"x"}`,
+				`{`+k+`:1}`, `{`+k+`:"`, `{`+k, `[{`+k+`:12345678901}]`)
+		}
+	}
+	for _, v := range []string{`"2.0"`, `"2.0\"`, `"2.\u0030"`, "\"2.0\x00\"", `"1234567"`, `"12345678"`, `""`, `1`, `10`, `1.5`, `1e3`, `1E3`, `12`, `1x`, `01`} {
+		bodies = append(bodies, `{"jsonrpc":`+v+`,"id":`+v+`,"method":"m"}`, `{"jsonrpc":"2.0","method":"m","id":`+v, `{"jsonrpc":"2.0","method":"m","id":`+v+`}`)
+	}
+	for _, body := range bodies {
+		got, err := Parse([]byte(body))
+		want, wantErr := oldParse(nil, []byte(body), false)
+		compareParse(t, []byte(body), got, err, want, wantErr)
+	}
+}

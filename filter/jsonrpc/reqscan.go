@@ -1,10 +1,12 @@
 package jsonrpc
 
 import (
+	"math/bits"
 	"strconv"
 	"unsafe"
 
 	"github.com/mcpmesh/gateway/shared/jsontext"
+	"github.com/mcpmesh/gateway/shared/wordscan"
 )
 
 // The one pass of Parse over a request body: it validates the body as jsontext.Validate does
@@ -133,23 +135,70 @@ func (r *reqScan) members(i, depth int, names, out []string, prefix string, nest
 		return -1, ""
 	}
 	for i >= 0 {
-		rawKey, at := r.key(i)
-		if at < 0 {
-			return -1, ""
+		field, at := -1, -1
+		if reason == "" && i+9 <= len(r.s) && r.s[i] == '"' {
+			// A key written without escapes in at most seven bytes, as all names read here
+			// but "arguments" are, is found and matched in one word, without the calls of
+			// textScan.key and fieldIndex: w is the seven bytes after the opening quote, n
+			// the key's length, where its closing quote is.
+			w, n := wordscan.Load(r.s, i)>>8, 7
+			if q := wordscan.Byte(w, '"'); q != 0 {
+				n = bits.TrailingZeros64(q) / 8
+				w &= 1<<(8*n) - 1
+			} else if r.s[i+8] != '"' {
+				n = -1
+			}
+			// A word that matches is the name's bytes, then a quote: a valid key, and its
+			// own value.
+			w |= uint64(n+1) << 56
+			if e := &plainKeys[plainKeySlot(w)]; n >= 0 && e.word == w && e.message == (nested != nil) {
+				field = int(e.field)
+				if at = skipSpaceString(r.s, i+n+2); r.peek(at) != ':' {
+					return -1, ""
+				}
+				at = skipSpaceString(r.s, at+1)
+			}
 		}
-		field := -1
-		if reason == "" {
-			if field = fieldIndex(names, rawKey[1:len(rawKey)-1]); field < 0 {
-				field, reason = matchEscaped(names, rawKey, prefix)
+		if field < 0 {
+			var rawKey string
+			if rawKey, at = r.key(i); at < 0 {
+				return -1, ""
 			}
-			if field >= 0 && out[field] != "" {
-				reason = "duplicate member " + prefix + names[field]
-				field = -1
+			if reason == "" {
+				if field = fieldIndex(names, rawKey[1:len(rawKey)-1]); field < 0 {
+					field, reason = matchEscaped(names, rawKey, prefix)
+				}
 			}
+		}
+		if field >= 0 && out[field] != "" {
+			reason = "duplicate member " + prefix + names[field]
+			field = -1
 		}
 		switch c := r.peek(at); {
-		case c == '"': // most values, without a call more
-			end = jsontext.StringEnd(r.b, at+1)
+		case c == '"':
+			end = -1
+			if at+9 <= len(r.s) {
+				// A string of up to seven bytes without escapes, most values read here,
+				// ends within one word.
+				w := wordscan.Load(r.s, at) >> 8
+				sp := wordscan.Byte(w, '"') | wordscan.Byte(w, '\\') | wordscan.Below(w, 0x20)
+				if n := bits.TrailingZeros64(sp) / 8; r.s[at+1+n] == '"' {
+					end = at + 2 + n
+				}
+			}
+			if end < 0 {
+				end = jsontext.StringEnd(r.b, at+1)
+			}
+		case c >= '1' && c <= '9':
+			// An integer (most ids) up to its end; a fraction or an exponent, and the end
+			// of the text, left to validValueEnd.
+			end = at + 1
+			for end < len(r.s) && isDigit(r.s[end]) {
+				end++
+			}
+			if end == len(r.s) || r.s[end] == '.' || r.s[end] == 'e' || r.s[end] == 'E' {
+				end = validValueEnd(r.b, at, depth+1)
+			}
 		case c == '{' && nested != nil && field == nested.index:
 			end, nested.reason = r.members(at, depth+1, nested.names, nested.out[:], nested.prefix, nil)
 		default:
@@ -171,6 +220,48 @@ func (r *reqScan) members(i, depth int, names, out []string, prefix string, nest
 		}
 	}
 	return end, reason
+}
+
+// Member names as little-endian words of their bytes with their length plus one in the top
+// byte (never zero), for the match of plain keys in reqScan.members.
+const (
+	wordID      = 'i' | 'd'<<8 | 3<<56
+	wordURI     = 'u' | 'r'<<8 | 'i'<<16 | 4<<56
+	wordName    = 'n' | 'a'<<8 | 'm'<<16 | 'e'<<24 | 5<<56
+	wordError   = 'e' | 'r'<<8 | 'r'<<16 | 'o'<<24 | 'r'<<32 | 6<<56
+	wordMeta    = '_' | 'm'<<8 | 'e'<<16 | 't'<<24 | 'a'<<32 | 6<<56
+	wordMethod  = 'm' | 'e'<<8 | 't'<<16 | 'h'<<24 | 'o'<<32 | 'd'<<40 | 7<<56
+	wordParams  = 'p' | 'a'<<8 | 'r'<<16 | 'a'<<24 | 'm'<<32 | 's'<<40 | 7<<56
+	wordResult  = 'r' | 'e'<<8 | 's'<<16 | 'u'<<24 | 'l'<<32 | 't'<<40 | 7<<56
+	wordJSONRPC = 'j' | 's'<<8 | 'o'<<16 | 'n'<<24 | 'r'<<32 | 'p'<<40 | 'c'<<48 | 8<<56
+)
+
+// plainKeyHash spreads the words above over the 16 slots of plainKeys, one each: a perfect
+// hash (the multiplier was found by trying odd numbers; plainKeys does not compile if two
+// words share a slot).
+const plainKeyHash = 0x2cb85f3f4a24e39b
+
+func plainKeySlot(w uint64) uint64 { return w * plainKeyHash >> 60 }
+
+// plainKeyEntry is a slot of plainKeys: a name's word, its index in messageFields (message) or
+// toolFields. An empty slot's word is zero, which no key's word is.
+type plainKeyEntry struct {
+	word    uint64
+	field   int8
+	message bool
+}
+
+// plainKeys is the read-only table of the names' words.
+var plainKeys = [16]plainKeyEntry{
+	(wordID * plainKeyHash & (1<<64 - 1)) >> 60:      {wordID, fID, true},
+	(wordError * plainKeyHash & (1<<64 - 1)) >> 60:   {wordError, fError, true},
+	(wordMethod * plainKeyHash & (1<<64 - 1)) >> 60:  {wordMethod, fMethod, true},
+	(wordParams * plainKeyHash & (1<<64 - 1)) >> 60:  {wordParams, fParams, true},
+	(wordResult * plainKeyHash & (1<<64 - 1)) >> 60:  {wordResult, fResult, true},
+	(wordJSONRPC * plainKeyHash & (1<<64 - 1)) >> 60: {wordJSONRPC, fJSONRPC, true},
+	(wordName * plainKeyHash & (1<<64 - 1)) >> 60:    {wordName, fName, false},
+	(wordURI * plainKeyHash & (1<<64 - 1)) >> 60:     {wordURI, fURI, false},
+	(wordMeta * plainKeyHash & (1<<64 - 1)) >> 60:    {wordMeta, fMeta, false},
 }
 
 // fieldIndex returns the index of key in names, messageFields or toolFields, or -1. It
@@ -277,8 +368,11 @@ func checkMessage(f *[numMessageFields]string, p *nestedMembers) (m Message, id,
 	if hasResult {
 		return m, m.ID, "method together with result or error"
 	}
-	m.Method = decodeString(method)
-	if !cleanText(m.Method) {
+	// tools/call as written nearly always: without a decoding and a look for broken text, and
+	// compared in pieces of the length Go compares without a call.
+	if len(method) == len(MethodToolsCall)+2 && method[1:6] == "tools" && method[6:] == "/call\"" {
+		m.Method = MethodToolsCall
+	} else if m.Method = decodeString(method); !cleanText(m.Method) {
 		return m, m.ID, "method is not clean text"
 	}
 	m.Kind = KindNotification
@@ -290,7 +384,7 @@ func checkMessage(f *[numMessageFields]string, p *nestedMembers) (m Message, id,
 		return m, m.ID, "params is not an object or array"
 	}
 	m.Params = params
-	toolsCall := m.Method == MethodToolsCall
+	toolsCall := len(m.Method) == len(MethodToolsCall) && m.Method[:5] == "tools" && m.Method[5:] == "/call"
 	if !isObject(params) {
 		if toolsCall {
 			return m, m.ID, "tools/call params is not an object"
