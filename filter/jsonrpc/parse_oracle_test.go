@@ -3,7 +3,6 @@ package jsonrpc
 import (
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"unsafe"
 
@@ -216,20 +215,36 @@ func compareParse(t *testing.T, body []byte, got Batch, err error, want Batch, w
 	}
 }
 
-// fieldIndex finds each of messageFields and toolFields at its index, and nothing else.
-func TestFieldIndex(t *testing.T) {
+// plainKeys holds every name of messageFields and toolFields but "arguments" (longer than a
+// word) in the slot plainKeySlot gives its word, with its index and level, and nothing else.
+func TestPlainKeys(t *testing.T) {
 	t.Parallel()
-	for _, names := range [][]string{messageFields[:], toolFields[:]} {
-		for i, name := range names {
-			if got := fieldIndex(names, name); got != i {
-				t.Errorf("fieldIndex(%q) = %d, want %d", name, got, i)
+	n := 0
+	for _, level := range []struct {
+		names   []string
+		message bool
+	}{{messageFields[:], true}, {toolFields[:], false}} {
+		for i, name := range level.names {
+			if name == "arguments" {
+				continue
 			}
-			for _, other := range []string{name[:len(name)-1], name + "s", "x" + name[1:], name[:len(name)-1] + "x", strings.ToUpper(name)} {
-				if got := fieldIndex(names, other); got != -1 {
-					t.Errorf("fieldIndex(%q) = %d, want -1", other, got)
-				}
+			w := uint64(len(name)+1) << 56
+			for j := range len(name) {
+				w |= uint64(name[j]) << (8 * j)
 			}
+			if e := plainKeys[plainKeySlot(w)]; e.word != w || int(e.field) != i || e.message != level.message {
+				t.Errorf("%s: slot %+v", name, e)
+			}
+			n++
 		}
+	}
+	for _, e := range plainKeys {
+		if e.word != 0 {
+			n--
+		}
+	}
+	if n != 0 {
+		t.Errorf("plainKeys holds %d words more than the names", -n)
 	}
 }
 

@@ -127,7 +127,7 @@ func (r *reqScan) message(i, depth, index int) (m Message, end int) {
 // which it only validates. nested, when not nil, names a member whose value, if an object, is
 // read likewise (its problem goes to nested.reason).
 //
-// names are messageFields or toolFields, which fieldIndex matches without a call.
+// names are messageFields (nested not nil) or toolFields, whose names plainKeys holds.
 func (r *reqScan) members(i, depth int, names, out []string, prefix string, nested *nestedMembers) (int, string) {
 	reason := ""
 	i, end, ok := r.open(i, depth, '}')
@@ -139,7 +139,7 @@ func (r *reqScan) members(i, depth int, names, out []string, prefix string, nest
 		if reason == "" && i+9 <= len(r.s) && r.s[i] == '"' {
 			// A key written without escapes in at most seven bytes, as all names read here
 			// but "arguments" are, is found and matched in one word, without the calls of
-			// textScan.key and fieldIndex: w is the seven bytes after the opening quote, n
+			// textScan.key and memberIndex: w is the seven bytes after the opening quote, n
 			// the key's length, where its closing quote is.
 			w, n := wordscan.Load(r.s, i)>>8, 7
 			if q := wordscan.Byte(w, '"'); q != 0 {
@@ -165,7 +165,7 @@ func (r *reqScan) members(i, depth int, names, out []string, prefix string, nest
 				return -1, ""
 			}
 			if reason == "" {
-				if field = fieldIndex(names, rawKey[1:len(rawKey)-1]); field < 0 {
+				if field = memberIndex(names, rawKey[1:len(rawKey)-1]); field < 0 {
 					field, reason = matchEscaped(names, rawKey, prefix)
 				}
 			}
@@ -264,60 +264,8 @@ var plainKeys = [16]plainKeyEntry{
 	(wordMeta * plainKeyHash & (1<<64 - 1)) >> 60:    {wordMeta, fMeta, false},
 }
 
-// fieldIndex returns the index of key in names, messageFields or toolFields, or -1. It
-// compares key with constants, which Go compiles to a few byte comparisons each (up to six
-// bytes in wasm), rather than with the elements of names (a call to runtime.memequal, a loop
-// over the bytes, each).
-func fieldIndex(names []string, key string) int {
-	if len(names) == numToolFields {
-		switch len(key) {
-		case 3:
-			if key == "uri" {
-				return fURI
-			}
-		case 4:
-			if key == "name" {
-				return fName
-			}
-		case 5:
-			if key == "_meta" {
-				return fMeta
-			}
-		case 9:
-			if key[:5] == "argum" && key[5:] == "ents" {
-				return fArguments
-			}
-		}
-		return -1
-	}
-	switch len(key) {
-	case 2:
-		if key == "id" {
-			return fID
-		}
-	case 5:
-		if key == "error" {
-			return fError
-		}
-	case 6:
-		switch key {
-		case "method":
-			return fMethod
-		case "params":
-			return fParams
-		case "result":
-			return fResult
-		}
-	case 7:
-		if key[:4] == "json" && key[4:] == "rpc" {
-			return fJSONRPC
-		}
-	}
-	return -1
-}
-
-// matchEscaped returns what fieldIndex misses: the index in names of the member whose raw key
-// (with its quotes) is rawKey written with escapes, or -1 with the problem of a key named like
+// matchEscaped returns what memberIndex misses: the index in names of the member whose raw
+// key (with its quotes) is rawKey written with escapes, or -1 with the problem of a key named like
 // one of them but for case ("" if none).
 func matchEscaped(names []string, rawKey, prefix string) (int, string) {
 	key := rawKey[1 : len(rawKey)-1]
