@@ -52,12 +52,7 @@ func parse(dst []Message, body []byte, owned bool) (Batch, error) {
 		end = validValueEnd(r.b, first, 0)
 	}
 	if end < 0 || skipSpaceString(s, end) != len(s) {
-		// The scan stops at the first byte that is not JSON, or at the first container too
-		// deep; jsontext says which (a rare path, not worth a verdict of its own).
-		if jsontext.Validate(body, MaxDepth) == jsontext.TooDeep {
-			return Batch{}, parseError("nesting deeper than " + strconv.Itoa(MaxDepth))
-		}
-		return Batch{}, parseError("invalid JSON")
+		return Batch{}, notJSON(body)
 	}
 	if r.err != nil {
 		return Batch{}, r.err
@@ -72,6 +67,16 @@ func parse(dst []Message, body []byte, owned bool) (Batch, error) {
 		return Batch{Array: true, Messages: dst}, nil
 	}
 	return Batch{}, &Error{Err: ErrInvalidRequest, Index: -1, Reason: "body is not an object or an array"}
+}
+
+// notJSON returns the error for a body the scan stopped in: at the first byte that is not
+// JSON, or at the first container too deep. jsontext says which (a rare path, not worth a
+// verdict of the scan's own).
+func notJSON(body []byte) error {
+	if jsontext.Validate(body, MaxDepth) == jsontext.TooDeep {
+		return parseError("nesting deeper than " + strconv.Itoa(MaxDepth))
+	}
+	return parseError("invalid JSON")
 }
 
 // batch reads the array at i, appending its messages to dst up to the first problem (r.err);
