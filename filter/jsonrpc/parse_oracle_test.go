@@ -264,7 +264,7 @@ func TestParse_WordAtATimeAsTwoPassReader(t *testing.T) {
 				`{`+k+`:1}`, `{`+k+`:"`, `{`+k, `[{`+k+`:12345678901}]`)
 		}
 	}
-	for _, v := range []string{`"2.0"`, `"2.0\"`, `"2.\u0030"`, "\"2.0\x00\"", `"1234567"`, `"12345678"`, `""`, `1`, `10`, `1.5`, `1e3`, `1E3`, `12`, `1x`, `01`} {
+	for _, v := range []string{`"2.0"`, `"2.0\"`, `"2.\u0030"`, "\"2.0\x00\"", "\"\xc3\xa9\"", "\"\xff\x80\x1f\"", "\"\xff\xfe\"", "\"\xe2\x80\xa8\\n\"", `"1234567"`, `"12345678"`, `""`, `1`, `10`, `1.5`, `1e3`, `1E3`, `12`, `1x`, `01`} {
 		bodies = append(bodies, `{"jsonrpc":`+v+`,"id":`+v+`,"method":"m"}`, `{"jsonrpc":"2.0","method":"m","id":`+v, `{"jsonrpc":"2.0","method":"m","id":`+v+`}`)
 	}
 	for _, body := range bodies {

@@ -184,7 +184,9 @@ func (r *reqScan) members(i, depth int, names, out []string, prefix string, nest
 			end = -1
 			if at+9 <= len(r.s) {
 				// A string of up to seven bytes without escapes, most values read here,
-				// ends within one word.
+				// ends within one word. The lowest byte the tests mark is exact for any
+				// bytes (Below's included: a byte with its top bit set neither qualifies
+				// nor borrows), as in jsontext's string scan.
 				w := wordscan.Load(r.s, at) >> 8
 				sp := wordscan.Byte(w, '"') | wordscan.Byte(w, '\\') | wordscan.Below(w, 0x20)
 				if n := bits.TrailingZeros64(sp) / 8; r.s[at+1+n] == '"' {
