@@ -5,15 +5,17 @@
 // against the body ([CheckHeaders]) and builds the JSON-RPC error bodies the filter answers
 // with. It allocates little and never panics on input.
 //
-// It reads a body in two passes, written for the wasm filter, where every pass over the bytes
-// counts: shared/jsontext's validator checks the whole body (exactly what gjson.ValidBytes
-// accepts, plus the depth limit) and skips string content eight bytes at a time, then a reader
-// of the validated text takes what policy needs and skips the rest (tool arguments included)
-// without looking inside. Escaped strings are decoded by jsontext.Unquote, as gjson decoded
-// them. Fuzz targets compare the validator with gjson (in shared/jsontext) and the whole
-// reading with the gjson-based reader it replaced; gjson is only a test dependency.
+// It reads a body in one pass, written for the wasm filter, where every pass over the bytes
+// and every call counts (reqscan.go): a reader that validates as shared/jsontext's validator
+// does (exactly what gjson.ValidBytes accepts, plus the depth limit) takes, on the way, the
+// members policy needs, skipping the rest (tool arguments included) with the validation
+// alone; the names it reads are matched a word at a time. Escaped strings are decoded by
+// jsontext.Unquote, as gjson decoded them. Fuzz targets compare the validator with gjson (in
+// shared/jsontext), the whole reading with the gjson-based reader it replaced, and with the
+// two-pass reader (validation, then a second read) that came between; gjson is only a test
+// dependency.
 //
-// A tool list in a server's answer ([RewriteToolLists]) is read in one pass instead
+// A tool list in a server's answer ([RewriteToolLists]) is read in one pass too
 // (toolscan.go): a reader that validates as jsontext.Validate does indexes each message, its
 // result's tools and each tool's span and name, and the rewrite copies the kept tools from that
 // index. FuzzRewriteToolLists_MatchesOracle compares it with the former two-pass reader.

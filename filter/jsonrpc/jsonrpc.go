@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/mcpmesh/gateway/shared/jsontext"
 )
@@ -132,59 +131,6 @@ func Parse(body []byte) (Batch, error) { return parse(nil, body, false) }
 // allocation. In the wasm filter each allocation costs more than parsing a hundred bytes.
 func ParseOwned(dst []Message, body []byte) (Batch, error) { return parse(dst[:0], body, true) }
 
-func parse(dst []Message, body []byte, owned bool) (Batch, error) {
-	first := -1
-	for i, c := range body {
-		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
-			first = i
-			break
-		}
-	}
-	if first < 0 {
-		return Batch{}, parseError("empty body")
-	}
-	l := &longStrings{first: first, textLen: len(body) - first}
-	switch jsontext.ValidateRecording(body, MaxDepth, &l.rec) {
-	case jsontext.TooDeep:
-		return Batch{}, parseError("nesting deeper than " + strconv.Itoa(MaxDepth))
-	case jsontext.Invalid:
-		return Batch{}, parseError("invalid JSON")
-	}
-	// The body is valid JSON from here on; every string of the result shares its text (or
-	// one copy of it).
-	var text string
-	if owned {
-		text = unsafe.String(&body[first], len(body)-first)
-	} else {
-		text = string(body[first:])
-	}
-	switch text[0] {
-	case '{':
-		m, _, err := parseMessage(text, -1, l)
-		if err != nil {
-			return Batch{}, err
-		}
-		return Batch{Messages: append(dst, m)}, nil
-	case '[':
-		b := Batch{Array: true, Messages: dst}
-		for i := skipSpaceString(text, 1); i < len(text) && text[i] != ']'; {
-			m, n, err := parseMessage(text[i:], len(b.Messages), l)
-			if err != nil {
-				return Batch{}, err
-			}
-			b.Messages = append(b.Messages, m)
-			if i = skipSpaceString(text, i+n); i < len(text) && text[i] == ',' {
-				i = skipSpaceString(text, i+1)
-			}
-		}
-		if len(b.Messages) == 0 {
-			return Batch{}, &Error{Err: ErrInvalidRequest, Index: -1, Reason: "empty batch"}
-		}
-		return b, nil
-	}
-	return Batch{}, &Error{Err: ErrInvalidRequest, Index: -1, Reason: "body is not an object or an array"}
-}
-
 // Members of a message, indexes into messageFields.
 const (
 	fJSONRPC = iota
@@ -260,7 +206,9 @@ func readMembers(s string, names []string, out []string, prefix string, nested *
 // memberIndex returns the index of key in names, or -1.
 func memberIndex(names []string, key string) int {
 	for i, name := range names {
-		if len(name) == len(key) && name == key {
+		// The first byte tells apart the names of one length in the gateway's lists, so
+		// that at most one comparison of the whole key (a call in wasm) is made.
+		if len(name) == len(key) && name[0] == key[0] && name == key {
 			return i
 		}
 	}
@@ -315,118 +263,4 @@ func cleanText(s string) bool {
 		}
 	}
 	return true
-}
-
-// parseMessage reads the message that starts s (a batch element may be followed by more
-// text) and returns it with the length of its text.
-func parseMessage(s string, index int, l *longStrings) (Message, int, error) {
-	invalid := func(id, reason string) (Message, int, error) {
-		return Message{}, 0, &Error{Err: ErrInvalidRequest, Index: index, ID: id, Reason: reason}
-	}
-	if !isObject(s) {
-		return invalid("", "message is not an object")
-	}
-	var f [numMessageFields]string
-	inParams := nestedMembers{index: fParams, names: toolFields[:], prefix: "params."}
-	n, reason := readMembers(s, messageFields[:], f[:], "", &inParams, l)
-	if reason != "" {
-		return invalid("", reason)
-	}
-	var m Message
-	if id := f[fID]; id != "" {
-		if !isString(id) && !isNumber(id) && !isNull(id) {
-			return invalid("", "id is not a string, number or null")
-		}
-		m.ID = id
-	}
-	if v := f[fJSONRPC]; !isString(v) || decodeString(v) != "2.0" {
-		return invalid(m.ID, `jsonrpc is not "2.0"`)
-	}
-	hasResult := f[fResult] != "" || f[fError] != ""
-	method := f[fMethod]
-	if method == "" {
-		switch {
-		case !hasResult:
-			return invalid(m.ID, "no method, result or error")
-		case f[fResult] != "" && f[fError] != "":
-			return invalid(m.ID, "both result and error")
-		case m.ID == "":
-			return invalid("", "response without id")
-		case f[fParams] != "":
-			return invalid(m.ID, "response with params")
-		}
-		m.Kind = KindResponse
-		return m, n, nil
-	}
-	if !isString(method) {
-		return invalid(m.ID, "method is not a string")
-	}
-	if hasResult {
-		return invalid(m.ID, "method together with result or error")
-	}
-	m.Method = decodeString(method)
-	if !cleanText(m.Method) {
-		return invalid(m.ID, "method is not clean text")
-	}
-	m.Kind = KindNotification
-	if m.ID != "" {
-		m.Kind = KindRequest
-	}
-	params := f[fParams]
-	if params != "" && !isNull(params) && !isObject(params) && !isArray(params) {
-		return invalid(m.ID, "params is not an object or array")
-	}
-	m.Params = params
-	if m.Method != MethodToolsCall {
-		if !isObject(params) {
-			return m, n, nil
-		}
-		// readMembers has read the members of params already.
-		if inParams.reason != "" {
-			return invalid(m.ID, inParams.reason)
-		}
-		p := &inParams.out
-		if isObject(p[fMeta]) {
-			m.Meta = p[fMeta]
-		}
-		switch m.Method {
-		case MethodResourcesRead:
-			if isString(p[fURI]) {
-				m.Name = decodeString(p[fURI])
-			}
-		case MethodPromptsGet:
-			if isString(p[fName]) {
-				m.Name = decodeString(p[fName])
-			}
-		}
-		return m, n, nil
-	}
-	if !isObject(params) {
-		return invalid(m.ID, "tools/call params is not an object")
-	}
-	// readMembers has read the members of params already.
-	if inParams.reason != "" {
-		return invalid(m.ID, inParams.reason)
-	}
-	p := &inParams.out
-	if isObject(p[fMeta]) {
-		m.Meta = p[fMeta]
-	}
-	if name := p[fName]; isString(name) {
-		m.Tool = decodeString(name)
-	}
-	if m.Tool == "" {
-		return invalid(m.ID, "tools/call params.name is not a non-empty string")
-	}
-	if !cleanText(m.Tool) {
-		return invalid(m.ID, "tools/call params.name is not clean text")
-	}
-	m.Name = m.Tool
-	switch args := p[fArguments]; {
-	case isObject(args):
-		m.Arguments = args
-	case args != "" && !isNull(args):
-		return invalid(m.ID, "tools/call params.arguments is not an object")
-	}
-	return m, n, nil
 }

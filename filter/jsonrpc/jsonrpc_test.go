@@ -380,10 +380,9 @@ func TestAppendString_AsGJSON(t *testing.T) {
 	}
 }
 
-// Parse jumps over the long strings its validation recorded (longStrings): bodies with long
-// strings everywhere — with escaped quotes, more than are recorded, in batches, after
-// whitespace, as keys, and in params read a second time after a problem — are read as the
-// reference reads them.
+// Bodies with long strings everywhere — with escaped quotes, more than the former reader
+// recorded (longStrings), in batches, after whitespace, as keys, and in params with a
+// problem — are read as the reference reads them.
 func TestParse_LongStringsReadAsReference(t *testing.T) {
 	t.Parallel()
 	long := func(c string) string { return strings.Repeat(c, jsontext.LongString) }

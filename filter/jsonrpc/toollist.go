@@ -167,7 +167,7 @@ func RewriteToolLists(body []byte, f *ToolListFilter) (out []byte, res ToolListR
 		return nil, res, toolListError("longer than " + strconv.Itoa(MaxToolListBytes) + " bytes")
 	}
 	text := string(body)
-	sc := toolScan{b: body, s: text}
+	sc := toolScan{textScan: textScan{b: body, s: text}}
 	if !sc.scan() {
 		switch jsontext.Validate(body, MaxDepth) {
 		case jsontext.TooDeep:

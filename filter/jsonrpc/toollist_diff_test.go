@@ -58,7 +58,7 @@ func checkMatchesOracle(t *testing.T, body []byte, mode byte) {
 		t.Fatalf("mode %d, %q: Allow calls\n%q\noracle\n%q", mode, body, *calls, *oracleCalls)
 	}
 	if len(body) <= MaxToolListBytes {
-		sc := toolScan{b: body, s: string(body)}
+		sc := toolScan{textScan: textScan{b: body, s: string(body)}}
 		if got, want := sc.scan(), jsontext.Validate(body, MaxDepth) == jsontext.Valid; got != want {
 			t.Fatalf("%q: toolScan says valid %v, jsontext.Validate %v", body, got, want)
 		}

@@ -44,6 +44,9 @@ const LongString = 64
 
 // ValidateRecording is Validate that also records in ls the long string values it finds
 // (ls is reset first). Only a valid body's record means anything.
+//
+// Since filter/jsonrpc reads a request in one pass, its only user is the two-pass reader that
+// jsonrpc's tests keep as an oracle.
 func ValidateRecording(body []byte, maxDepth int, ls *LongStrings) Verdict {
 	ls.N = 0
 	return validate(body, maxDepth, ls)
