@@ -253,3 +253,32 @@ func TestVM_HeaderMapsHandedOverCarryNothingOfEarlierStreams(t *testing.T) {
 		t.Errorf("the VM keeps a %d-byte serialization buffer, above maxHeaderBuf", cap(v.headerBuf))
 	}
 }
+
+// A host that reuses the id of a live stream for a new one (Envoy issues ids from a counter;
+// a confused host might not) replaces the context. The response to a call the replaced stream
+// dispatched must not run that stream's callback on the new one: it would continue, or set
+// the headers of, the request of whoever the host now calls by that id (a check call's
+// callback sets the checked user's assertion).
+func TestHTTPCall_ResponseNeverReachesAStreamReusingTheID(t *testing.T) {
+	t.Parallel()
+	var h *fakeHost
+	var got []plugin.CallResponse
+	var effective []uint32
+	v, fh := newTestVM(t, callingRoot(&h, &got, &effective))
+	h = fh
+	v.contextCreate(2, 1)
+	v.requestHeaders(2, 1, false) // dispatches a call
+	v.contextCreate(2, 1)         // the host reuses the live id
+	h.maps[MapHTTPCallResponseHeaders] = []plugin.Header{{Name: ":status", Value: "200"}}
+	h.effective = 1
+	v.httpCallResponse(1, h.calls[0].id, 1, 0, 0)
+	if len(got) != 0 || len(h.continued) != 0 || len(h.local) != 0 {
+		t.Fatalf("the replaced stream's callback ran on the new one: got %+v, effective %v, continued %v", got, effective, h.continued)
+	}
+	// The new stream's own call is delivered as usual.
+	v.requestHeaders(2, 1, false)
+	v.httpCallResponse(1, h.calls[1].id, 1, 0, 0)
+	if len(got) != 1 || !reflect.DeepEqual(effective, []uint32{2}) {
+		t.Fatalf("the new stream's call: got %+v, effective %v", got, effective)
+	}
+}

@@ -464,11 +464,19 @@ func (v *vm) httpCallResponse(rootID, callID uint32, numHeaders, bodySize, numTr
 	if s == nil || s.ended {
 		return
 	}
+	mine := false // the call is in s.calls, under s's root: s dispatched it
 	for i, id := range s.calls {
-		if id == callID {
+		if id == callID && s.rootID == rootID {
 			s.calls = append(s.calls[:i], s.calls[i+1:]...)
+			mine = true
 			break
 		}
+	}
+	if !mine {
+		// The stream of that id did not dispatch the call: the host reused the id of a live
+		// stream for another, whose request the callback must not continue or change.
+		v.logf(plugin.LogWarn, "http call response for call "+itoa(callID)+" of a replaced stream context "+itoa(s.id))
+		return
 	}
 	if s.failed || c.fn == nil {
 		return
