@@ -50,6 +50,9 @@ type hdrIndex struct {
 // overlap (le64, le32) where the compiler would call runtime.memequal (names of 7 bytes and
 // more); all but the first word's compare are constants.
 func (s *stream) indexHeaders() {
+	// From scratch: a host that hands over the headers again (a second proxy_on_request_headers)
+	// must not have positions in the former list read in the new one.
+	s.idx = hdrIndex{}
 	x := &s.idx
 	for i := range s.hdrs {
 		n, pos := s.hdrs[i].Name, int32(i)+1

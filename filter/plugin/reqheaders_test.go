@@ -223,3 +223,25 @@ func FuzzCheckHeaders_NothingToCheckWithoutHeadersOrMeta(f *testing.F) {
 	}
 	f.Fuzz(checkNothingToCheck)
 }
+
+// A host that calls proxy_on_request_headers again for a stream (Envoy does not; a confused
+// host might) hands over a new header list: the index is that list's, not positions left
+// from the first one, which would read another header's value as :authority or
+// authorization, count content-type twice, or index past the shorter list's end (a panic).
+// header() read the new list before the index existed.
+func TestHdrIndex_RebuiltForEachHeaderList(t *testing.T) {
+	t.Parallel()
+	first := []Header{{"x-pad", "1"}, {":authority", "mcp.example.com"}, {"authorization", "Bearer alice"},
+		{"content-type", "application/json"}, {":path", "/mcp"}, {"mcp-name", "echo"}}
+	second := []Header{{":authority", "other.example.com"}, {"x-evil", "Bearer mallory"}, {"content-type", "application/json"}}
+	s := &stream{hdrs: first}
+	s.indexHeaders()
+	s.hdrs = second
+	s.indexHeaders()
+	want := &stream{hdrs: second}
+	want.indexHeaders()
+	if s.idx != want.idx {
+		t.Fatalf("index after a second header list: %+v, want %+v", s.idx, want.idx)
+	}
+	checkIndex(t, second)
+}

@@ -1,6 +1,7 @@
 package abi
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 )
@@ -83,4 +84,46 @@ func TestStreamTable_Empty(t *testing.T) {
 	if tab.get(7) != nil || tab.remove(7) || tab.len() != 0 {
 		t.Fatal("an empty table holds something")
 	}
+}
+
+// FuzzStreamTable_MatchesMap runs the operations of a host that chooses every id — the same
+// low bits, a live id again (the VM removes the old context first, as contextCreate does),
+// ids of streams never created — against a Go map: a lookup never finds another id's
+// context, and no operation panics. Each operation is 5 bytes: what to do, then the id.
+func FuzzStreamTable_MatchesMap(f *testing.F) {
+	f.Add([]byte{0, 1, 0, 0, 0, 0, 17, 0, 0, 0, 0, 33, 0, 0, 0, 1, 17, 0, 0, 0, 2, 33, 0, 0, 0, 2, 1, 0, 0, 0})
+	f.Add([]byte{0, 255, 255, 255, 255, 0, 15, 0, 0, 0, 0, 31, 0, 0, 0, 0, 15, 0, 0, 0, 1, 255, 255, 255, 255, 2, 31, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		var tab streamTable
+		want := map[uint32]*streamContext{}
+		for ; len(ops) >= 5; ops = ops[5:] {
+			id := binary.LittleEndian.Uint32(ops[1:5])
+			switch ops[0] % 3 {
+			case 0: // create, replacing a live context of the same id
+				if tab.remove(id) != (want[id] != nil) {
+					t.Fatalf("remove(%d) before a reuse disagrees with the map", id)
+				}
+				s := &streamContext{id: id}
+				tab.put(s)
+				want[id] = s
+			case 1:
+				if tab.remove(id) != (want[id] != nil) {
+					t.Fatalf("remove(%d) disagrees with the map", id)
+				}
+				delete(want, id)
+			case 2:
+			}
+			if tab.len() != len(want) {
+				t.Fatalf("len %d, want %d", tab.len(), len(want))
+			}
+			if got := tab.get(id); got != want[id] {
+				t.Fatalf("get(%d) = %v, want %v", id, got, want[id])
+			}
+			for wid, ws := range want {
+				if got := tab.get(wid); got != ws {
+					t.Fatalf("get(%d) = %v, want %v", wid, got, ws)
+				}
+			}
+		}
+	})
 }

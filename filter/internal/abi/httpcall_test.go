@@ -253,3 +253,37 @@ func TestVM_HeaderMapsHandedOverCarryNothingOfEarlierStreams(t *testing.T) {
 		t.Errorf("the VM keeps a %d-byte serialization buffer, above maxHeaderBuf", cap(v.headerBuf))
 	}
 }
+
+// A host that reuses the id of a live stream for a new one (Envoy issues ids from a counter;
+// a confused host might not) replaces the context. The response to a call the replaced stream
+// dispatched must not run that stream's callback on the new one: it would continue, or set
+// the headers of, the request of whoever the host now calls by that id (a check call's
+// callback sets the checked user's assertion). The replaced stream ends (OnDone), so that
+// the plugin gives back what it held for it (a check call's slot).
+func TestHTTPCall_ResponseNeverReachesAStreamReusingTheID(t *testing.T) {
+	t.Parallel()
+	var h *fakeHost
+	var got []plugin.CallResponse
+	var effective []uint32
+	root := callingRoot(&h, &got, &effective)
+	v, fh := newTestVM(t, root)
+	h = fh
+	v.contextCreate(2, 1)
+	v.requestHeaders(2, 1, false) // dispatches a call
+	v.contextCreate(2, 1)         // the host reuses the live id
+	if root.streams[0].done != 1 || root.streams[1].done != 0 {
+		t.Fatalf("OnDone of the replaced stream %d, of the new one %d; want 1, 0", root.streams[0].done, root.streams[1].done)
+	}
+	h.maps[MapHTTPCallResponseHeaders] = []plugin.Header{{Name: ":status", Value: "200"}}
+	h.effective = 1
+	v.httpCallResponse(1, h.calls[0].id, 1, 0, 0)
+	if len(got) != 0 || len(h.continued) != 0 || len(h.local) != 0 {
+		t.Fatalf("the replaced stream's callback ran on the new one: got %+v, effective %v, continued %v", got, effective, h.continued)
+	}
+	// The new stream's own call is delivered as usual.
+	v.requestHeaders(2, 1, false)
+	v.httpCallResponse(1, h.calls[1].id, 1, 0, 0)
+	if len(got) != 1 || !reflect.DeepEqual(effective, []uint32{2}) {
+		t.Fatalf("the new stream's call: got %+v, effective %v", got, effective)
+	}
+}

@@ -224,7 +224,11 @@ func (v *vm) contextCreate(id, parent uint32) {
 	}
 	s := &streamContext{id: id, rootID: parent}
 	s.host = StreamHost{RootHost: RootHost{h: v.h, now: v.now}, vm: v, s: s}
-	v.streams.remove(id) // a host that reuses a live id replaces the context, as a map would
+	// A host that reuses the id of a live stream replaces it. The old stream ends first, as
+	// if the host had deleted it: its pending calls are forgotten, so that no answer to one
+	// runs its callback on the new stream (continuing, or setting the assertion of, another
+	// request), and the plugin releases what it held (OnDone).
+	v.endStream(id, "proxy_on_context_create", true)
 	v.streams.put(s)
 	v.last = s
 	rc := v.root(parent)

@@ -19,8 +19,9 @@ func refKey() [16]byte {
 	return k
 }
 
-// TestSum128_ReferenceVectors checks the first vectors of the reference implementation's
-// vectors_sip128 (key 00…0f, message 00 01 … of each length).
+// TestSum128_ReferenceVectors checks vectors of the reference implementation's
+// vectors_sip128 (key 00…0f, message 00 01 … of each length): no message, tails of every
+// length class, one and several whole blocks, a block and a tail.
 func TestSum128_ReferenceVectors(t *testing.T) {
 	for _, tt := range []struct {
 		n    int
@@ -28,6 +29,15 @@ func TestSum128_ReferenceVectors(t *testing.T) {
 	}{
 		{0, "a3817f04ba25a8e66df67214c7550293"},
 		{1, "da87c1d86b99af44347659119b22fc45"},
+		{2, "8177228da4a45dc7fca38bdef60affe4"},
+		{7, "a1f1ebbed8dbc153c0b84aa61ff08239"},
+		{8, "3b62a9ba6258f5610f83e264f31497b4"},
+		{9, "264499060ad9baabc47f8b02bb6d71ed"},
+		{15, "5493e99933b0a8117e08ec0f97cfc3d9"},
+		{16, "6ee2a4ca67b054bbfd3315bf85230577"},
+		{31, "2939b0183223fafc1723de4f52c43d35"},
+		{32, "7c3956ca5eeafc3e363e9d556546eb68"},
+		{63, "5150d1772f50834a503e069a973fbd7c"},
 	} {
 		msg := make([]byte, tt.n)
 		for i := range msg {
