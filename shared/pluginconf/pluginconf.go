@@ -127,6 +127,13 @@ func (c *Config) Validate() error {
 		case r.MaxRequestBytes < 0:
 			return errors.New(key + "max_request_bytes must not be negative")
 		}
+		for j := range i {
+			if c.Routes[j].ID == r.ID {
+				// The ID keys the filter's decision cache and the token service's answers:
+				// two routes sharing one would share users' decisions and assertions.
+				return errors.New(key + "id " + strconv.Quote(r.ID) + " is also routes[" + strconv.Itoa(j) + "].id; route IDs must be unique")
+			}
+		}
 		if r.Kind == KindServer && r.MaxRequestBytes == 0 {
 			r.MaxRequestBytes = DefaultMaxRequestBytes
 		}
