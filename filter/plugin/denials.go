@@ -40,17 +40,42 @@ func (s *stream) replyDenied(decisions []policy.Decision) {
 			break
 		}
 	}
-	status := 200
-	var answers [][]byte
+	// The status first: 403 when a denial is not a tool call's (a notification, a response,
+	// another method), 200 otherwise; with 200 a client that accepts only an event stream
+	// gets its answers as events. Every request of the body is answered, written straight
+	// into the reply's body.
+	status, requests := 200, 0
+	for i := range s.messages {
+		m := &s.messages[i]
+		if m.Kind == jsonrpc.KindRequest {
+			requests++
+		}
+		if !decisions[i].Allow && (m.Kind != jsonrpc.KindRequest || m.Method != policy.MethodToolsCall) {
+			status = 403
+		}
+	}
+	if requests == 0 {
+		s.replyJSONRPCError(403, jsonrpc.DeniedBody("", "", rid))
+		return
+	}
+	sse := status == 200 && s.acceptsOnlyEventStream()
+	body := make([]byte, 0, 640*requests)
+	if s.batch && !sse {
+		body = append(body, '[')
+	}
+	n := 0
 	for i := range s.messages {
 		m := &s.messages[i]
 		if m.Kind != jsonrpc.KindRequest {
-			// Notifications and responses get no answer; a denied one makes the reply a 403.
-			if !decisions[i].Allow {
-				status = 403
-			}
-			continue
+			continue // notifications and responses get no answer
 		}
+		switch {
+		case sse:
+			body = append(body, "event: message\ndata: "...)
+		case n > 0:
+			body = append(body, ',')
+		}
+		n++
 		switch {
 		case decisions[i].Allow:
 			msg := "Not forwarded: message " + strconv.Itoa(firstDenied+1) + " of this batch"
@@ -58,37 +83,19 @@ func (s *stream) replyDenied(decisions []policy.Decision) {
 				msg += " (id " + id + ")"
 			}
 			msg += " was denied by gateway policy, and a batch is forwarded whole or not at all"
-			answers = append(answers, jsonrpc.AppendErrorResponse(nil, m.ID, jsonrpc.CodeDenied, msg, rid))
+			body = jsonrpc.AppendErrorResponse(body, m.ID, jsonrpc.CodeDenied, msg, rid)
 		case m.Method == policy.MethodToolsCall:
-			answers = append(answers, s.appendDeniedToolResult(nil, m, decisions[i]))
+			body = s.appendDeniedToolResult(body, m, decisions[i])
 		default:
-			status = 403
-			answers = append(answers, jsonrpc.AppendErrorResponse(nil, m.ID, jsonrpc.CodeDenied, jsonrpc.MessageDenied, rid))
+			body = jsonrpc.AppendErrorResponse(body, m.ID, jsonrpc.CodeDenied, jsonrpc.MessageDenied, rid)
 		}
-	}
-	if len(answers) == 0 {
-		s.replyJSONRPCError(403, jsonrpc.DeniedBody("", "", rid))
-		return
-	}
-	if status == 200 && s.acceptsOnlyEventStream() {
-		var body []byte
-		for _, a := range answers {
-			body = append(body, "event: message\ndata: "...)
-			body = append(body, a...)
+		if sse {
 			body = append(body, "\n\n"...)
 		}
-		s.reply(200, []Header{{"content-type", "text/event-stream"}}, body)
+	}
+	if sse {
+		s.reply(200, replyHeaders("text/event-stream"), body)
 		return
-	}
-	var body []byte
-	if s.batch {
-		body = append(body, '[')
-	}
-	for i, a := range answers {
-		if i > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, a...)
 	}
 	if s.batch {
 		body = append(body, ']')

@@ -36,11 +36,19 @@ func (s *stream) replyError(status int, code, description string) {
 		body = jsontext.AppendString(body, id)
 	}
 	body = append(body, '}')
-	s.reply(status, []Header{{"content-type", "application/json"}}, body)
+	s.reply(status, replyHeaders("application/json"), body)
+}
+
+// replyHeaders returns a local reply's headers with its Content-Type, with room for what reply
+// adds (Cache-Control and the three CORS headers), so that they take one allocation.
+func replyHeaders(contentType string) []Header {
+	h := make([]Header, 1, 5)
+	h[0] = Header{"content-type", contentType}
+	return h
 }
 
 func (s *stream) replyJSONRPCError(status int, body []byte) {
-	s.reply(status, []Header{{"content-type", "application/json"}}, body)
+	s.reply(status, replyHeaders("application/json"), body)
 }
 
 func (s *stream) replyTooLarge() {
