@@ -1,7 +1,7 @@
 // Package floor holds measuring instruments for issue 17, never shipped: four proxy-wasm
 // (ABI 0.2.1) reactor modules in standard Go that do the least work a filter of their kind
 // must do, so that the filter's own cost can be told apart from what the Go toolchain's wasip1
-// code, the ABI and the host cost for any such filter (NOTE-floor.md, BENCHMARKS.md).
+// code, the ABI and the host cost for any such filter (BENCHMARKS.md, "The floor").
 //
 //   - floor/none: no callback exported (the ABI marker and the allocator only): what the host
 //     and the benchmark's driver cost per stream by themselves.
@@ -16,7 +16,7 @@
 //     on an allowed call set.
 //
 // Each is built like filter.wasm (`GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared
-// -trimpath -ldflags='-s -w'`; wasmtest/wasmbuild.Floor) and driven like it
+// -trimpath -ldflags='-s -w'`; wasmtest/wasmbuild.FloorModule) and driven like it
 // (BenchmarkFloor_Wasm and TestFloorModules in wasmtest/filtertest). This package holds what
 // the mcp module does per request without the ABI (Cache, BearerToken, ReadCall,
 // HeaderValue), so that BenchmarkFloorLogic measures that logic alone natively, under V8
