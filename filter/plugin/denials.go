@@ -134,14 +134,7 @@ func (s *stream) appendDeniedToolResult(dst []byte, m *jsonrpc.Message, d policy
 		dst = append(dst, `\"`+textTool+`\"`...)
 		dst = append(dst, m.Tool...)
 		dst = append(dst, `\" (reasons: `...)
-		n := 0
-		for r := range d.AllowWhyFalse.All() {
-			if n > 0 {
-				dst = append(dst, reasonsSep...)
-			}
-			dst = append(dst, r.String()...)
-			n++
-		}
+		dst = d.AllowWhyFalse.AppendJoined(dst, reasonsSep)
 		dst = append(dst, "; request ID "...)
 		dst = append(dst, rid...)
 		dst = append(dst, textEnd+`"`...)
@@ -168,13 +161,12 @@ func (s *stream) appendDeniedToolResult(dst []byte, m *jsonrpc.Message, d policy
 	dst = append(dst, `,"route":`...)
 	dst = jsontext.AppendString(dst, s.route.ID)
 	dst = append(dst, `,"reasons":[`...)
-	n := 0
-	for r := range d.AllowWhyFalse.All() {
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		dst = jsontext.AppendString(dst, r.String())
-		n++
+	// Reason names need no escaping (policy.Reasons.AppendJoined); an empty set stays [].
+	mark := len(dst)
+	if dst = d.AllowWhyFalse.AppendJoined(append(dst, '"'), `","`); len(dst) == mark+1 {
+		dst = dst[:mark]
+	} else {
+		dst = append(dst, '"')
 	}
 	dst = append(dst, `],"request-id":`...)
 	dst = jsontext.AppendString(dst, rid)

@@ -30,7 +30,7 @@ func (s *stream) publish(in *policy.Input, d policy.Decision, method, tool strin
 		allow, reasons = "true", d.AllowWhyTrue
 	}
 	h.SetProperty(PropAllow, propValue(allow, f.propBuf))
-	f.propBuf = reasons.AppendJoined(f.propBuf[:0], ',')
+	f.propBuf = reasons.AppendJoined(f.propBuf[:0], ",")
 	h.SetProperty(PropReasons, f.propBuf)
 	h.SetProperty(PropUser, propValue(in.User, f.propBuf))
 	h.SetProperty(PropRequestID, propValue(s.requestID(), f.propBuf))

@@ -510,6 +510,19 @@ func TestReasons(t *testing.T) {
 	}
 }
 
+// TestReasonNames: every name is lower-case ASCII letters, digits and '-', so that writers of
+// JSON and headers may copy it as it is (AppendJoined's promise).
+func TestReasonNames(t *testing.T) {
+	t.Parallel()
+	for r := range numReasons {
+		for _, c := range []byte(r.String()) {
+			if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+				t.Errorf("reason %d name %q has %q", r, r.String(), c)
+			}
+		}
+	}
+}
+
 func TestReasons_AppendJoined(t *testing.T) {
 	t.Parallel()
 	all := Reasons(0)
@@ -527,9 +540,11 @@ func TestReasons_AppendJoined(t *testing.T) {
 		{"all", all},
 		{"unknown bits", all | 1<<31},
 	} {
-		want := "pre:" + strings.Join(tt.s.Strings(), ",")
-		if got := string(tt.s.AppendJoined([]byte("pre:"), ',')); got != want {
-			t.Errorf("%s: AppendJoined = %q, want %q", tt.name, got, want)
+		for _, sep := range []string{",", ", ", `","`} {
+			want := "pre:" + strings.Join(tt.s.Strings(), sep)
+			if got := string(tt.s.AppendJoined([]byte("pre:"), sep)); got != want {
+				t.Errorf("%s, %q: AppendJoined = %q, want %q", tt.name, sep, got, want)
+			}
 		}
 	}
 }

@@ -139,12 +139,13 @@ func (s Reasons) AppendStrings(dst []string) []string {
 
 // AppendJoined appends the names of the set's reasons, in order and separated by sep, to dst
 // and returns the extended slice. It visits only the reasons in the set (the filter publishes
-// a set on every request).
-func (s Reasons) AppendJoined(dst []byte, sep byte) []byte {
+// a set on every request). Names are lower-case ASCII letters, digits and '-' (TestReasonNames),
+// so they need no quoting in JSON or in a header.
+func (s Reasons) AppendJoined(dst []byte, sep string) []byte {
 	first := true
 	for x := s & (1<<numReasons - 1); x != 0; x &= x - 1 {
 		if !first {
-			dst = append(dst, sep)
+			dst = append(dst, sep...)
 		}
 		first = false
 		dst = append(dst, reasonNames[bits.TrailingZeros32(uint32(x))]...)
