@@ -162,7 +162,9 @@ func TestConcurrentRefresh_EachRefreshTokenSpentOnce(t *testing.T) {
 
 // TestConcurrentRefresh_WithoutTheLeaseFails runs the same race on stores whose lease never
 // refuses: the race must then show refresh tokens spent twice, or the test above proves
-// nothing.
+// nothing. Whether two replicas overlap on one user is up to the scheduler: on a machine busy
+// enough to run the goroutines one after another a round can show no double spend, so the
+// race gets up to three rounds to show one.
 func TestConcurrentRefresh_WithoutTheLeaseFails(t *testing.T) {
 	t.Parallel()
 	for name, replicas := range map[string]func(*testing.T, func(store.Store) store.Store) []store.Store{
@@ -170,17 +172,23 @@ func TestConcurrentRefresh_WithoutTheLeaseFails(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			problems := refreshRace(t, replicas(t, func(s store.Store) store.Store { return noLease{s} }))
-			spentTwice := 0
-			for _, p := range problems {
-				if strings.Contains(p, "presented 2 times") {
-					spentTwice++
+			const rounds = 3
+			for round := 1; ; round++ {
+				problems := refreshRace(t, replicas(t, func(s store.Store) store.Store { return noLease{s} }))
+				spentTwice := 0
+				for _, p := range problems {
+					if strings.Contains(p, "presented 2 times") {
+						spentTwice++
+					}
+				}
+				t.Logf("without the lease, round %d: %d refresh tokens spent twice, %d problems", round, spentTwice, len(problems))
+				if spentTwice > 0 {
+					return
+				}
+				if round == rounds {
+					t.Fatalf("without the lease no refresh token was spent twice in %d rounds; problems of the last: %v", rounds, problems)
 				}
 			}
-			if spentTwice == 0 {
-				t.Errorf("without the lease no refresh token was spent twice; problems: %v", problems)
-			}
-			t.Logf("without the lease: %d refresh tokens spent twice, %d problems", spentTwice, len(problems))
 		})
 	}
 }

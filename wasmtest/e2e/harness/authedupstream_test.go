@@ -134,7 +134,8 @@ func TestAuthedUpstream_Direct(t *testing.T) {
 				t.Errorf("refreshed %v, refresh token rotated %v; want both", res.Refreshed, res.RefreshTokenRotated)
 			}
 			if tc.stepUp {
-				if admin := callerOf(t, "whoami_admin", res.DeniedCall); admin.Sub != "alice" || !slices.Equal(admin.Scopes, []string{"mcp", "admin"}) {
+				// Scopes are a set (RFC 6749 section 3.3): the client may ask for them in any order.
+				if admin := callerOf(t, "whoami_admin", res.DeniedCall); admin.Sub != "alice" || !slices.Equal(slices.Sorted(slices.Values(admin.Scopes)), []string{"admin", "mcp"}) {
 					t.Errorf("whoami_admin after step-up: upstream saw %+v, want alice with scopes [mcp admin]", admin)
 				}
 			} else if res.DeniedCall != nil || !strings.Contains(res.DeniedCallError, "403") {
