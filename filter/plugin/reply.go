@@ -227,31 +227,14 @@ func parseCookie(raw, name string) (string, bool) {
 	return "", false
 }
 
-// Verdicts of contentTypeOf.
+// Verdicts of judgeContentType.
 const (
 	ctJSON        = iota // application/json, read as UTF-8 by the filter and the upstream alike
 	ctNotJSON            // another media type, or none
 	ctUnsupported        // application/json with parameters the upstream may honour, or twice
 )
 
-// contentTypeOf judges the Content-Type of an MCP POST (docs/decisions.md, "Content-Type").
-// The filter reads the body as UTF-8 JSON, but upstreams honour a declared charset (body-parser
-// decodes utf-7, utf-16 and the rest of iconv), so that the same bytes could name another
-// tool there. Only application/json alone, or with a single charset=utf-8 (any case, quoted or
-// not), is read the same on both sides; any other parameter, a malformed one, or a second
-// Content-Type header is unsupported.
-func contentTypeOf(hdrs []Header) int {
-	n, ct := 0, ""
-	for i := range hdrs {
-		if isName(hdrs[i].Name, "content-type") {
-			n++
-			ct = hdrs[i].Value
-		}
-	}
-	return judgeContentType(n, ct)
-}
-
-// contentType is contentTypeOf(s.hdrs), from the index.
+// contentType judges the request's Content-Type headers, found by the index.
 func (s *stream) contentType() int {
 	ct := ""
 	if p := s.idx.lastContentType; p > 0 {
@@ -260,7 +243,12 @@ func (s *stream) contentType() int {
 	return judgeContentType(int(s.idx.nContentType), ct)
 }
 
-// judgeContentType is contentTypeOf's verdict on n Content-Type headers, the last of which is ct.
+// judgeContentType judges the Content-Type of an MCP POST that has n Content-Type headers, the
+// last of which is ct (docs/decisions.md, "Content-Type"). The filter reads the body as UTF-8
+// JSON, but upstreams honour a declared charset (body-parser decodes utf-7, utf-16 and the rest
+// of iconv), so that the same bytes could name another tool there. Only application/json alone,
+// or with a single charset=utf-8 (any case, quoted or not), is read the same on both sides; any
+// other parameter, a malformed one, or a second Content-Type header is unsupported.
 func judgeContentType(n int, ct string) int {
 	if n == 0 {
 		return ctNotJSON

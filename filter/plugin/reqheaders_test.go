@@ -145,6 +145,19 @@ func FuzzTrimsAndContentLength_MatchStdlib(f *testing.F) {
 	f.Fuzz(checkTrimsAndLength)
 }
 
+// contentTypeOf judges the Content-Type headers of hdrs by scanning them, as the filter did
+// before its header index: the oracle the index's contentType is checked against.
+func contentTypeOf(hdrs []Header) int {
+	n, ct := 0, ""
+	for i := range hdrs {
+		if isName(hdrs[i].Name, "content-type") {
+			n++
+			ct = hdrs[i].Value
+		}
+	}
+	return judgeContentType(n, ct)
+}
+
 // refJudgeContentType is judgeContentType without its fast path for "application/json": the
 // oracle of FuzzJudgeContentType_MatchesReference.
 func refJudgeContentType(n int, ct string) int {
